@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the build and test dependencies (Debian bookworm). Idempotent:
+# apt-get runs only when a package is missing.
+source "$(dirname "$0")/lib.sh"
+
+PACKAGES=(
+    build-essential g++ make cmake pkg-config
+    postgresql-15 postgresql-server-dev-15 postgresql-contrib
+    libbson-dev libgtest-dev libgmock-dev
+    libipc-run-perl python3-psycopg python3-pytest
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+is_root || die "missing packages: ${missing[*]} (run as root, or install them)"
+log "installing: ${missing[*]}"
+# The Debian cluster that postgresql-15 would create and start is not used.
+mkdir -p /etc/postgresql-common
+grep -qs '^create_main_cluster' /etc/postgresql-common/createcluster.conf ||
+    echo 'create_main_cluster = false' >>/etc/postgresql-common/createcluster.conf
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

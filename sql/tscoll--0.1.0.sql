@@ -1,0 +1,581 @@
+-- tscoll 0.1.0: MongoDB-style time-series collections.
+-- Installs into the schema tscoll (see tscoll.control). Layout of a
+-- collection and the catalog: doc/ARCHITECTURE.md.
+
+\echo Use "CREATE EXTENSION tscoll" to load this file. \quit
+
+-- Every role may call tscoll's functions; each function checks the
+-- privileges on the collection it touches.
+GRANT USAGE ON SCHEMA tscoll TO PUBLIC;
+
+-- Collections work without preloading; the TTL monitor and the shared
+-- bucket catalog do not. Warn once, at install time.
+CREATE FUNCTION tscoll._check_preloaded() RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_check_preloaded' LANGUAGE C;
+SELECT tscoll._check_preloaded();
+
+------------------------------------------------------------------------------
+-- tscoll.objectid: MongoDB's 12-byte ObjectId (4-byte big-endian seconds,
+-- 5 random bytes, 3-byte counter), written as 24 lower-case hex digits.
+------------------------------------------------------------------------------
+
+CREATE TYPE tscoll.objectid;
+
+CREATE FUNCTION tscoll.objectid_in(cstring) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_out(tscoll.objectid) RETURNS cstring
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_recv(internal) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_send(tscoll.objectid) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_send' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE tscoll.objectid (
+    INPUT = tscoll.objectid_in,
+    OUTPUT = tscoll.objectid_out,
+    RECEIVE = tscoll.objectid_recv,
+    SEND = tscoll.objectid_send,
+    INTERNALLENGTH = 12,
+    ALIGNMENT = char,
+    STORAGE = plain
+);
+COMMENT ON TYPE tscoll.objectid IS 'MongoDB ObjectId: 12 bytes, text form 24 hex digits';
+
+-- The time component, read as unsigned seconds since 1970.
+CREATE FUNCTION tscoll.objectid_time(tscoll.objectid) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Comparison: byte order, which is time order first (as in MongoDB).
+CREATE FUNCTION tscoll.objectid_cmp(tscoll.objectid, tscoll.objectid) RETURNS integer
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_eq(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_eq' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_ne(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_lt(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_le(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_gt(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_ge(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_hash(tscoll.objectid) RETURNS integer
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_hash_extended(tscoll.objectid, bigint) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_hash_extended' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR tscoll.= (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_eq,
+    COMMUTATOR = OPERATOR(tscoll.=), NEGATOR = OPERATOR(tscoll.<>),
+    RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR tscoll.<> (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_ne,
+    COMMUTATOR = OPERATOR(tscoll.<>), NEGATOR = OPERATOR(tscoll.=),
+    RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR tscoll.< (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_lt,
+    COMMUTATOR = OPERATOR(tscoll.>), NEGATOR = OPERATOR(tscoll.>=),
+    RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR tscoll.<= (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_le,
+    COMMUTATOR = OPERATOR(tscoll.>=), NEGATOR = OPERATOR(tscoll.>),
+    RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR tscoll.> (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_gt,
+    COMMUTATOR = OPERATOR(tscoll.<), NEGATOR = OPERATOR(tscoll.<=),
+    RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR tscoll.>= (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_ge,
+    COMMUTATOR = OPERATOR(tscoll.<=), NEGATOR = OPERATOR(tscoll.<),
+    RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
+CREATE OPERATOR CLASS tscoll.objectid_ops DEFAULT FOR TYPE tscoll.objectid USING btree AS
+    OPERATOR 1 tscoll.<,
+    OPERATOR 2 tscoll.<=,
+    OPERATOR 3 tscoll.=,
+    OPERATOR 4 tscoll.>=,
+    OPERATOR 5 tscoll.>,
+    FUNCTION 1 tscoll.objectid_cmp(tscoll.objectid, tscoll.objectid);
+
+CREATE OPERATOR CLASS tscoll.objectid_hash_ops DEFAULT FOR TYPE tscoll.objectid USING hash AS
+    OPERATOR 1 tscoll.=,
+    FUNCTION 1 tscoll.objectid_hash(tscoll.objectid),
+    FUNCTION 2 tscoll.objectid_hash_extended(tscoll.objectid, bigint);
+
+------------------------------------------------------------------------------
+-- The table access method of bucket tables (heap storage; src/pg/bucket_am.cpp).
+------------------------------------------------------------------------------
+
+CREATE FUNCTION tscoll.buckets_handler(internal) RETURNS table_am_handler
+    AS 'MODULE_PATHNAME', 'tscoll_buckets_handler' LANGUAGE C;
+CREATE ACCESS METHOD tscoll_buckets TYPE TABLE HANDLER tscoll.buckets_handler;
+COMMENT ON ACCESS METHOD tscoll_buckets IS 'bucket tables of tscoll time-series collections';
+
+------------------------------------------------------------------------------
+-- The catalog: one row per collection.
+------------------------------------------------------------------------------
+
+CREATE TABLE tscoll.collections (
+    view regclass PRIMARY KEY,                 -- the collection's view
+    bucket_table regclass NOT NULL UNIQUE,     -- its "system.buckets.<name>" table
+    time_field text NOT NULL,
+    meta_field text,
+    granularity text CHECK (granularity IN ('seconds', 'minutes', 'hours')),  -- NULL: fixed bucketing
+    bucket_max_span_seconds integer NOT NULL CHECK (bucket_max_span_seconds BETWEEN 1 AND 31536000),
+    bucket_rounding_seconds integer NOT NULL CHECK (bucket_rounding_seconds BETWEEN 1 AND 31536000),
+    expire_after_seconds bigint CHECK (expire_after_seconds >= 0),
+    bucketing_changed boolean NOT NULL DEFAULT false  -- did coll_mod ever change span/rounding?
+);
+COMMENT ON TABLE tscoll.collections IS 'tscoll time-series collections, one row each';
+SELECT pg_catalog.pg_extension_config_dump('tscoll.collections', '');
+
+-- Whether the current role owns (is a member of the owner of) a relation;
+-- NULL when the relation does not exist.
+CREATE FUNCTION tscoll._owns(rel oid) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS
+$$ SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class c WHERE c.oid = rel $$;
+
+-- Anyone reads the catalog; a row is written only by the owner of its
+-- collection, and a row whose view is gone may be removed by anyone (the
+-- sql_drop event trigger runs as whoever dropped the view).
+GRANT SELECT, INSERT, UPDATE, DELETE ON tscoll.collections TO PUBLIC;
+ALTER TABLE tscoll.collections ENABLE ROW LEVEL SECURITY;
+CREATE POLICY read ON tscoll.collections FOR SELECT USING (true);
+CREATE POLICY register ON tscoll.collections FOR INSERT
+    WITH CHECK (tscoll._owns(view) AND tscoll._owns(bucket_table));
+CREATE POLICY change ON tscoll.collections FOR UPDATE
+    USING (tscoll._owns(view))
+    WITH CHECK (tscoll._owns(view) AND tscoll._owns(bucket_table));
+CREATE POLICY unregister ON tscoll.collections FOR DELETE
+    USING (coalesce(tscoll._owns(view), true));
+
+------------------------------------------------------------------------------
+-- Internal helpers (C).
+------------------------------------------------------------------------------
+
+-- MongoDB create-command options in; the validated options out, flat, with
+-- the bucketing defaults filled in. Raises SPEC §2.1's errors.
+CREATE FUNCTION tscoll._validate_options(options jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_validate_options' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- control.<bound>.<time_field> as timestamptz: the bucket table's derived
+-- min_time/max_time columns. Immutable: the stored form ends in 'Z'.
+CREATE FUNCTION tscoll._control_time(control jsonb, bound text, time_field text)
+    RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'tscoll_control_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The measurements of one bucket. The bucket data format arrives with the
+-- insert path; until then a bucket row is refused, never misread.
+CREATE FUNCTION tscoll._unpack(meta jsonb, control jsonb, data bytea, meta_field text)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_data_unreadable' LANGUAGE C STABLE PARALLEL SAFE;
+-- A bucket's data in MongoDB's uncompressed v1 shape (same status as _unpack).
+CREATE FUNCTION tscoll._data_json(control jsonb, data bytea) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_data_unreadable' LANGUAGE C STABLE PARALLEL SAFE;
+
+------------------------------------------------------------------------------
+-- Collections.
+------------------------------------------------------------------------------
+
+-- A catalog row's options in MongoDB's listCollections (stored) shape:
+-- granularity omitted for fixed bucketing, bucketRoundingSeconds omitted
+-- while a granularity is set.
+CREATE FUNCTION tscoll._listing_options(c tscoll.collections) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT jsonb_strip_nulls(jsonb_build_object(
+    'timeseries', jsonb_build_object(
+        'timeField', c.time_field,
+        'metaField', c.meta_field,
+        'granularity', c.granularity,
+        'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
+        'bucketRoundingSeconds',
+            CASE WHEN c.granularity IS NULL THEN c.bucket_rounding_seconds END),
+    'expireAfterSeconds', c.expire_after_seconds))
+$$;
+
+-- The bucket table's name for a view name.
+CREATE FUNCTION tscoll._bucket_table_name(view_name name) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'system.buckets.' || view_name $$;
+
+-- Splits 'weather' or 'myschema.weather' (quoting as in SQL) into schema and
+-- name; an unqualified name goes to the schema CREATE TABLE would use.
+CREATE FUNCTION tscoll._split_name(name text, OUT schema_name text, OUT rel_name text)
+    LANGUAGE plpgsql STABLE AS
+$$
+DECLARE
+    parts text[] := pg_catalog.parse_ident(name);
+BEGIN
+    IF pg_catalog.array_length(parts, 1) = 1 THEN
+        schema_name := pg_catalog.current_schema();
+        IF schema_name IS NULL THEN
+            RAISE EXCEPTION 'no schema has been selected to create in'
+                USING ERRCODE = '3F000';
+        END IF;
+        rel_name := parts[1];
+    ELSIF pg_catalog.array_length(parts, 1) = 2 THEN
+        schema_name := parts[1];
+        rel_name := parts[2];
+    ELSE
+        RAISE EXCEPTION 'invalid collection name: "%"', name
+            USING ERRCODE = '42602', HINT = 'Write "name" or "schema.name".';
+    END IF;
+END
+$$;
+
+-- Creates the bucket table, its default index, the view and the catalog
+-- row of a new collection. `o` is the output of _validate_options.
+CREATE FUNCTION tscoll._create_collection_objects(
+    schema_name text, rel_name text, o jsonb) RETURNS regclass
+    LANGUAGE plpgsql AS
+$$
+DECLARE
+    time_field text := o ->> 'timeField';
+    meta_field text := o ->> 'metaField';
+    buckets text := pg_catalog.format('%I.%I', schema_name, tscoll._bucket_table_name(rel_name));
+    view text := pg_catalog.format('%I.%I', schema_name, rel_name);
+    index_name text;
+BEGIN
+    -- min_time/max_time are derived from control so that indexes and
+    -- pruning can use them; they can never disagree with it.
+    EXECUTE pg_catalog.format(
+        'CREATE TABLE %s (
+            _id tscoll.objectid NOT NULL PRIMARY KEY,
+            meta jsonb,
+            control jsonb NOT NULL,
+            data bytea NOT NULL,
+            min_time timestamptz NOT NULL
+                GENERATED ALWAYS AS (tscoll._control_time(control, ''min'', %L)) STORED,
+            max_time timestamptz NOT NULL
+                GENERATED ALWAYS AS (tscoll._control_time(control, ''max'', %L)) STORED
+        ) USING tscoll_buckets', buckets, time_field, time_field);
+    EXECUTE pg_catalog.format(
+        'COMMENT ON TABLE %s IS %L', buckets,
+        pg_catalog.format('buckets of the time-series collection %s', view));
+
+    IF meta_field IS NOT NULL THEN
+        -- MongoDB's name for the default index; PostgreSQL's index names are
+        -- per schema, so a taken name falls back to a generated one.
+        index_name := pg_catalog.format('%s_1_%s_1', meta_field, time_field);
+        IF pg_catalog.octet_length(index_name) > 63
+           OR pg_catalog.to_regclass(pg_catalog.format('%I.%I', schema_name, index_name)) IS NOT NULL THEN
+            index_name := NULL;
+        END IF;
+        EXECUTE pg_catalog.format('CREATE INDEX %s ON %s (meta, min_time, max_time)',
+                                  coalesce(pg_catalog.quote_ident(index_name), ''), buckets);
+    END IF;
+
+    EXECUTE pg_catalog.format(
+        'CREATE VIEW %s AS SELECT m."time" AS %I, %s m.doc
+           FROM %s b, LATERAL tscoll._unpack(b.meta, b.control, b.data, %L) m',
+        view, time_field,
+        CASE WHEN meta_field IS NULL THEN ''
+             ELSE pg_catalog.format('b.meta AS %I,', meta_field) END,
+        buckets, meta_field);
+    EXECUTE pg_catalog.format(
+        'COMMENT ON VIEW %s IS %L', view,
+        pg_catalog.format('time-series collection (buckets in %s)', buckets));
+
+    INSERT INTO tscoll.collections (view, bucket_table, time_field, meta_field, granularity,
+                                    bucket_max_span_seconds, bucket_rounding_seconds,
+                                    expire_after_seconds)
+    VALUES (view::regclass, buckets::regclass, time_field, meta_field, o ->> 'granularity',
+            (o ->> 'bucketMaxSpanSeconds')::integer, (o ->> 'bucketRoundingSeconds')::integer,
+            (o ->> 'expireAfterSeconds')::bigint);
+    RETURN view::regclass;
+END
+$$;
+
+-- Whether a catalog row holds exactly the validated options `o`.
+CREATE FUNCTION tscoll._same_options(c tscoll.collections, o jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE AS
+$$
+SELECT c.time_field = o ->> 'timeField'
+   AND c.meta_field IS NOT DISTINCT FROM o ->> 'metaField'
+   AND c.granularity IS NOT DISTINCT FROM o ->> 'granularity'
+   AND c.bucket_max_span_seconds = (o ->> 'bucketMaxSpanSeconds')::integer
+   AND c.bucket_rounding_seconds = (o ->> 'bucketRoundingSeconds')::integer
+   AND c.expire_after_seconds IS NOT DISTINCT FROM (o ->> 'expireAfterSeconds')::bigint
+$$;
+
+CREATE FUNCTION tscoll.create_collection_from_options(name text, options jsonb)
+    RETURNS regclass
+    LANGUAGE plpgsql AS
+$$
+DECLARE
+    o jsonb;
+    target record;
+    existing regclass;
+    c tscoll.collections;
+BEGIN
+    IF name IS NULL OR options IS NULL THEN
+        RAISE EXCEPTION 'invalid time-series option: the collection name and the options must not be NULL'
+            USING ERRCODE = '22023';
+    END IF;
+    o := tscoll._validate_options(options);
+    SELECT * INTO target FROM tscoll._split_name(name);
+
+    IF pg_catalog.octet_length(tscoll._bucket_table_name(target.rel_name)) > 63 THEN
+        RAISE EXCEPTION 'collection name "%" is too long', target.rel_name
+            USING ERRCODE = '42622',
+                  DETAIL = pg_catalog.format('The bucket table name "%s" would exceed 63 bytes.',
+                                             tscoll._bucket_table_name(target.rel_name)),
+                  HINT = 'Use a collection name of at most 48 bytes.';
+    END IF;
+
+    existing := pg_catalog.to_regclass(pg_catalog.format('%I.%I', target.schema_name, target.rel_name));
+    IF existing IS NOT NULL THEN
+        SELECT * INTO c FROM tscoll.collections WHERE view = existing;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'relation "%" already exists and is not a time-series collection', existing
+                USING ERRCODE = '42P07';
+        END IF;
+        IF NOT tscoll._same_options(c, o) THEN
+            RAISE EXCEPTION 'time-series collection "%" already exists with different options', existing
+                USING ERRCODE = '42P07',
+                      DETAIL = pg_catalog.format('Existing options: %s.', tscoll._listing_options(c));
+        END IF;
+        RETURN existing;
+    END IF;
+    existing := pg_catalog.to_regclass(pg_catalog.format(
+        '%I.%I', target.schema_name, tscoll._bucket_table_name(target.rel_name)));
+    IF existing IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%" already exists', existing
+            USING ERRCODE = '42P07',
+                  HINT = 'A collection''s bucket table is named "system.buckets.<collection>".';
+    END IF;
+
+    RETURN tscoll._create_collection_objects(target.schema_name, target.rel_name, o);
+END
+$$;
+COMMENT ON FUNCTION tscoll.create_collection_from_options(text, jsonb) IS
+    'creates a time-series collection from MongoDB create-command options';
+
+CREATE FUNCTION tscoll.create_collection(
+    name text,
+    time_field text,
+    meta_field text DEFAULT NULL,
+    granularity text DEFAULT NULL,
+    bucket_max_span_seconds integer DEFAULT NULL,
+    bucket_rounding_seconds integer DEFAULT NULL,
+    expire_after_seconds bigint DEFAULT NULL,
+    fields jsonb DEFAULT NULL) RETURNS regclass
+    LANGUAGE plpgsql AS
+$$
+BEGIN
+    IF fields IS NOT NULL THEN
+        RAISE EXCEPTION 'typed fields are not supported by this version of tscoll'
+            USING ERRCODE = '0A000',
+                  HINT = 'Create the collection without "fields"; read values from doc.';
+    END IF;
+    RETURN tscoll.create_collection_from_options(name,
+        pg_catalog.jsonb_build_object('timeseries', pg_catalog.jsonb_strip_nulls(
+            pg_catalog.jsonb_build_object(
+                'timeField', time_field,
+                'metaField', meta_field,
+                'granularity', granularity,
+                'bucketMaxSpanSeconds', bucket_max_span_seconds,
+                'bucketRoundingSeconds', bucket_rounding_seconds)))
+        || CASE WHEN expire_after_seconds IS NULL THEN '{}'::jsonb
+                ELSE pg_catalog.jsonb_build_object('expireAfterSeconds', expire_after_seconds) END);
+END
+$$;
+COMMENT ON FUNCTION tscoll.create_collection(text, text, text, text, integer, integer, bigint, jsonb) IS
+    'creates a time-series collection: a view over a bucket table';
+
+-- The catalog row of the collection called `name`; raises 42P01 when there
+-- is none.
+CREATE FUNCTION tscoll._collection(name text) RETURNS tscoll.collections
+    LANGUAGE plpgsql STABLE AS
+$$
+DECLARE
+    c tscoll.collections;
+BEGIN
+    SELECT * INTO c FROM tscoll.collections WHERE view = pg_catalog.to_regclass(name);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'time-series collection "%" does not exist', name USING ERRCODE = '42P01';
+    END IF;
+    RETURN c;
+END
+$$;
+
+CREATE FUNCTION tscoll.drop_collection(name text) RETURNS void
+    LANGUAGE plpgsql AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(name);
+BEGIN
+    -- DROP VIEW checks ownership; the bucket table goes with it here rather
+    -- than through the event trigger, which session_replication_role = replica
+    -- would silence.
+    EXECUTE pg_catalog.format('DROP VIEW %s', c.view);
+    DELETE FROM tscoll.collections WHERE view = c.view;
+    EXECUTE pg_catalog.format('DROP TABLE IF EXISTS %s', c.bucket_table);
+END
+$$;
+COMMENT ON FUNCTION tscoll.drop_collection(text) IS
+    'drops a time-series collection: view, bucket table and catalog row';
+
+CREATE FUNCTION tscoll.list_collections()
+    RETURNS TABLE (name regclass, bucket_table regclass, options jsonb)
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT c.view, c.bucket_table, tscoll._listing_options(c)
+  FROM tscoll.collections c
+ WHERE has_table_privilege(c.view, 'SELECT')
+ ORDER BY c.view::text
+$$;
+COMMENT ON FUNCTION tscoll.list_collections() IS
+    'the collections the current role may read, with options in listCollections shape';
+
+CREATE FUNCTION tscoll.buckets(collection regclass)
+    RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data jsonb)
+    LANGUAGE plpgsql STABLE AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection::text);
+BEGIN
+    IF NOT pg_catalog.has_table_privilege(c.view, 'SELECT') THEN
+        RAISE EXCEPTION 'permission denied for view %', c.view USING ERRCODE = '42501';
+    END IF;
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT b._id, b.meta, b.control, tscoll._data_json(b.control, b.data)
+           FROM %s b ORDER BY b._id', c.bucket_table);
+END
+$$;
+COMMENT ON FUNCTION tscoll.buckets(regclass) IS
+    'every bucket of a collection, data decoded to MongoDB''s uncompressed v1 shape';
+
+------------------------------------------------------------------------------
+-- Keeping the catalog right under plain DDL.
+------------------------------------------------------------------------------
+
+-- DROP VIEW <collection> (or DROP SCHEMA ... CASCADE) drops the rest.
+CREATE FUNCTION tscoll._on_sql_drop() RETURNS event_trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    dropped record;
+    c tscoll.collections;
+BEGIN
+    FOR dropped IN
+        SELECT objid FROM pg_event_trigger_dropped_objects()
+         WHERE classid = 'pg_class'::regclass AND objsubid = 0
+    LOOP
+        FOR c IN DELETE FROM tscoll.collections
+                  WHERE view = dropped.objid OR bucket_table = dropped.objid RETURNING *
+        LOOP
+            IF EXISTS (SELECT FROM pg_class WHERE oid = c.view) THEN
+                EXECUTE format('DROP VIEW %s', c.view);
+            END IF;
+            IF EXISTS (SELECT FROM pg_class WHERE oid = c.bucket_table) THEN
+                EXECUTE format('DROP TABLE %s', c.bucket_table);
+            END IF;
+        END LOOP;
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER tscoll_sql_drop ON sql_drop EXECUTE FUNCTION tscoll._on_sql_drop();
+
+-- Renaming or moving the view renames or moves the bucket table with it;
+-- changing the view's owner changes the bucket table's. Anything that would
+-- make the two disagree otherwise is refused.
+CREATE FUNCTION tscoll._sync_with_view(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    v record;
+    b record;
+    expected text;
+BEGIN
+    SELECT relname, relnamespace, relowner INTO v FROM pg_class WHERE oid = c.view;
+    SELECT relname, relnamespace, relowner INTO b FROM pg_class WHERE oid = c.bucket_table;
+    expected := tscoll._bucket_table_name(v.relname);
+    IF octet_length(expected) > 63 THEN
+        RAISE EXCEPTION 'collection name "%" is too long', v.relname
+            USING ERRCODE = '42622',
+                  HINT = 'A collection name has at most 48 bytes, for its bucket table''s name.';
+    END IF;
+    IF b.relnamespace <> v.relnamespace THEN
+        EXECUTE format('ALTER TABLE %s SET SCHEMA %I', c.bucket_table,
+                       (SELECT nspname FROM pg_namespace WHERE oid = v.relnamespace));
+    END IF;
+    IF b.relname <> expected THEN
+        EXECUTE format('ALTER TABLE %s RENAME TO %I', c.bucket_table, expected);
+    END IF;
+    IF b.relowner <> v.relowner THEN
+        EXECUTE format('ALTER TABLE %s OWNER TO %I', c.bucket_table,
+                       (SELECT rolname FROM pg_roles WHERE oid = v.relowner));
+    END IF;
+END
+$$;
+
+-- The view's columns must still be named after the time and meta fields.
+CREATE FUNCTION tscoll._check_view_columns(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    expected text[] := CASE WHEN c.meta_field IS NULL THEN ARRAY[c.time_field, 'doc']
+                            ELSE ARRAY[c.time_field, c.meta_field, 'doc'] END;
+    actual text[];
+BEGIN
+    SELECT array_agg(attname::text ORDER BY attnum) INTO actual
+      FROM pg_attribute WHERE attrelid = c.view AND attnum > 0 AND NOT attisdropped;
+    IF actual IS DISTINCT FROM expected THEN
+        RAISE EXCEPTION 'cannot change the columns of time-series collection "%"', c.view
+            USING ERRCODE = '0A000',
+                  DETAIL = format('Its columns must be %s.', array_to_string(expected, ', ')),
+                  HINT = 'Rename fields inside doc with a new collection and INSERT ... SELECT.';
+    END IF;
+END
+$$;
+
+-- A direct change to the bucket table must leave it matching the view.
+CREATE FUNCTION tscoll._check_bucket_table(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF EXISTS (SELECT FROM pg_class v, pg_class b
+                WHERE v.oid = c.view AND b.oid = c.bucket_table
+                  AND (b.relname <> tscoll._bucket_table_name(v.relname)
+                       OR b.relnamespace <> v.relnamespace)) THEN
+        RAISE EXCEPTION 'cannot rename or move the bucket table of time-series collection "%"', c.view
+            USING ERRCODE = '0A000',
+                  HINT = 'Rename or move the collection''s view; its bucket table follows.';
+    END IF;
+    IF EXISTS (SELECT FROM pg_class v, pg_class b
+                WHERE v.oid = c.view AND b.oid = c.bucket_table AND b.relowner <> v.relowner) THEN
+        RAISE EXCEPTION 'cannot change the owner of the bucket table of time-series collection "%"', c.view
+            USING ERRCODE = '0A000',
+                  HINT = 'Change the owner of the collection''s view; its bucket table follows.';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION tscoll._on_ddl_command_end() RETURNS event_trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    changed record;
+    c tscoll.collections;
+BEGIN
+    FOR changed IN
+        SELECT DISTINCT objid FROM pg_event_trigger_ddl_commands()
+         WHERE classid = 'pg_class'::regclass
+    LOOP
+        SELECT * INTO c FROM tscoll.collections
+         WHERE view = changed.objid OR bucket_table = changed.objid;
+        CONTINUE WHEN NOT FOUND;
+        IF changed.objid = c.view THEN
+            PERFORM tscoll._check_view_columns(c);
+            PERFORM tscoll._sync_with_view(c);
+        ELSE
+            PERFORM tscoll._check_bucket_table(c);
+        END IF;
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER tscoll_ddl_command_end ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE', 'ALTER VIEW', 'CREATE VIEW')
+    EXECUTE FUNCTION tscoll._on_ddl_command_end();

@@ -1,0 +1,204 @@
+#include "core/collection_options.hpp"
+
+#include "core/error.hpp"
+
+namespace tscoll {
+
+namespace {
+
+constexpr const char *kPrefix = "invalid time-series option: ";
+
+[[noreturn]] void invalid(const std::string &what) {
+    throw Error(ErrorCode::InvalidOptions, kPrefix + what);
+}
+
+[[noreturn]] void type_mismatch(const std::string &option, const char *expected,
+                                const Value &got) {
+    throw Error(ErrorCode::TypeMismatch, std::string(kPrefix) + "\"" + option + "\" must be " +
+                                             expected + ", not " + got.type_name());
+}
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// The string value of an optional option; type-checked.
+std::optional<std::string> string_option(const Value &object, const char *key) {
+    const Value *v = object.find(key);
+    if (v == nullptr)
+        return std::nullopt;
+    if (!v->is(Value::Kind::String))
+        type_mismatch(key, "a string", *v);
+    return v->as_string();
+}
+
+// The integer value of an optional numeric option; type-checked.
+std::optional<int64_t> integer_option(const Value &object, const char *key) {
+    const Value *v = object.find(key);
+    if (v == nullptr)
+        return std::nullopt;
+    if (!v->is(Value::Kind::Number))
+        type_mismatch(key, "a number", *v);
+    std::optional<int64_t> n = v->as_exact_int64();
+    if (!n)
+        throw Error(ErrorCode::BadValue, std::string(kPrefix) + quoted(key) +
+                                             " must be an integer in range, not " +
+                                             v->as_number().text);
+    return n;
+}
+
+void check_known_keys(const Value &object, std::initializer_list<std::string_view> known,
+                      const char *where) {
+    for (const Member &m : object.as_object()) {
+        bool ok = false;
+        for (std::string_view k : known)
+            ok = ok || m.key == k;
+        if (!ok)
+            invalid("unknown option " + quoted(m.key) + where);
+    }
+}
+
+void check_field_name(const char *option, const std::string &name) {
+    if (name.empty())
+        invalid(quoted(option) + " must not be empty");
+    if (name.find('.') != std::string::npos)
+        invalid(quoted(option) + " must not contain '.': " + quoted(name));
+    if (name.find('\0') != std::string::npos)
+        invalid(quoted(option) + " must not contain a NUL byte");
+    if (name[0] == '$')
+        invalid(quoted(option) + " must not start with '$': " + quoted(name));
+}
+
+void check_field_names(const CollectionOptions &o) {
+    check_field_name("timeField", o.time_field);
+    if (o.meta_field)
+        check_field_name("metaField", *o.meta_field);
+    if (o.meta_field == o.time_field)
+        invalid("\"metaField\" must differ from \"timeField\"");
+    if (o.meta_field == "_id")
+        invalid("\"metaField\" must not be \"_id\"");
+    // The view's document column is named "doc".
+    if (o.time_field == "doc")
+        invalid("\"timeField\" must not be \"doc\", the name of the document column");
+    if (o.meta_field == "doc")
+        invalid("\"metaField\" must not be \"doc\", the name of the document column");
+}
+
+void set_bucketing(CollectionOptions &o, const std::optional<std::string> &granularity,
+                   std::optional<int64_t> span, std::optional<int64_t> rounding) {
+    if (!granularity && (span || rounding)) {
+        if (!span || !rounding)
+            invalid(
+                "\"bucketMaxSpanSeconds\" and \"bucketRoundingSeconds\" must be given together");
+        if (*span != *rounding)
+            invalid("\"bucketMaxSpanSeconds\" and \"bucketRoundingSeconds\" must be equal");
+        if (*span < 1 || *span > kMaxBucketSpanSeconds)
+            invalid("\"bucketMaxSpanSeconds\" must be between 1 and " +
+                    std::to_string(kMaxBucketSpanSeconds) + ", not " + std::to_string(*span));
+        o.granularity.reset();
+        o.bucket_max_span_seconds = o.bucket_rounding_seconds = static_cast<int32_t>(*span);
+        return;
+    }
+    Granularity g = Granularity::Seconds;
+    if (granularity) {
+        std::optional<Granularity> named = granularity_from_name(*granularity);
+        if (!named)
+            invalid("\"granularity\" must be one of \"seconds\", \"minutes\" or \"hours\", not " +
+                    quoted(*granularity));
+        g = *named;
+    }
+    BucketingDefaults d = bucketing_defaults(g);
+    if (rounding)
+        invalid("\"bucketRoundingSeconds\" cannot be set together with \"granularity\"");
+    if (span && *span != d.max_span_seconds)
+        invalid("\"bucketMaxSpanSeconds\" must be " + std::to_string(d.max_span_seconds) +
+                " with granularity " + quoted(granularity_name(g)) + ", not " +
+                std::to_string(*span));
+    o.granularity = g;
+    o.bucket_max_span_seconds = d.max_span_seconds;
+    o.bucket_rounding_seconds = d.rounding_seconds;
+}
+
+void set_expiry(CollectionOptions &o, std::optional<int64_t> expire) {
+    if (expire && (*expire < 0 || *expire >= kExpireAfterSecondsLimit))
+        invalid("\"expireAfterSeconds\" must be between 0 and 2^62 - 1, not " +
+                std::to_string(*expire));
+    o.expire_after_seconds = expire;
+}
+
+}  // namespace
+
+const char *granularity_name(Granularity g) {
+    switch (g) {
+        case Granularity::Seconds: return "seconds";
+        case Granularity::Minutes: return "minutes";
+        case Granularity::Hours: return "hours";
+    }
+    return "seconds";
+}
+
+std::optional<Granularity> granularity_from_name(std::string_view name) {
+    for (Granularity g : {Granularity::Seconds, Granularity::Minutes, Granularity::Hours})
+        if (name == granularity_name(g))
+            return g;
+    return std::nullopt;
+}
+
+BucketingDefaults bucketing_defaults(Granularity g) {
+    switch (g) {
+        case Granularity::Seconds: return {3600, 60};
+        case Granularity::Minutes: return {86400, 3600};
+        case Granularity::Hours: return {2592000, 86400};
+    }
+    return {3600, 60};
+}
+
+bool CollectionOptions::operator==(const CollectionOptions &o) const {
+    return time_field == o.time_field && meta_field == o.meta_field &&
+           granularity == o.granularity && bucket_max_span_seconds == o.bucket_max_span_seconds &&
+           bucket_rounding_seconds == o.bucket_rounding_seconds &&
+           expire_after_seconds == o.expire_after_seconds;
+}
+
+CollectionOptions parse_create_options(const Value &options) {
+    if (!options.is(Value::Kind::Object))
+        type_mismatch("options", "an object", options);
+    const Value *ts = options.find("timeseries");
+    if (ts != nullptr && !ts->is(Value::Kind::Object))
+        type_mismatch("timeseries", "an object", *ts);
+    const Value *time_field = ts != nullptr ? ts->find("timeField") : nullptr;
+    if (time_field == nullptr ||
+        (time_field->is(Value::Kind::String) && time_field->as_string().empty()))
+        invalid("\"timeField\" is required and must not be empty");
+
+    CollectionOptions o;
+    o.time_field = *string_option(*ts, "timeField");
+    o.meta_field = string_option(*ts, "metaField");
+    std::optional<std::string> granularity = string_option(*ts, "granularity");
+    std::optional<int64_t> span = integer_option(*ts, "bucketMaxSpanSeconds");
+    std::optional<int64_t> rounding = integer_option(*ts, "bucketRoundingSeconds");
+    std::optional<int64_t> expire = integer_option(options, "expireAfterSeconds");
+
+    check_known_keys(*ts,
+                     {"timeField", "metaField", "granularity", "bucketMaxSpanSeconds",
+                      "bucketRoundingSeconds"},
+                     " in \"timeseries\"");
+    check_known_keys(options, {"timeseries", "expireAfterSeconds"}, "");
+    check_field_names(o);
+    set_bucketing(o, granularity, span, rounding);
+    set_expiry(o, expire);
+    return o;
+}
+
+Value to_flat_value(const CollectionOptions &o) {
+    Value v = Value::object();
+    v.add("timeField", Value::string(o.time_field));
+    v.add("metaField", o.meta_field ? Value::string(*o.meta_field) : Value::null());
+    v.add("granularity",
+          o.granularity ? Value::string(granularity_name(*o.granularity)) : Value::null());
+    v.add("bucketMaxSpanSeconds", Value::number(o.bucket_max_span_seconds));
+    v.add("bucketRoundingSeconds", Value::number(o.bucket_rounding_seconds));
+    v.add("expireAfterSeconds",
+          o.expire_after_seconds ? Value::number(*o.expire_after_seconds) : Value::null());
+    return v;
+}
+
+}  // namespace tscoll

@@ -1,0 +1,137 @@
+#include "core/date.hpp"
+
+#include <cstdio>
+
+namespace tscoll {
+
+namespace {
+
+constexpr int64_t kMicrosPerSecond = 1000000;
+constexpr int64_t kSecondsPerDay = 86400;
+
+// Days since 1970-01-01 of a proleptic Gregorian date (civil calendar
+// arithmetic on 400-year eras).
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const int64_t era = floor_div(y, 400);
+    const unsigned yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+struct Civil {
+    int64_t year;
+    unsigned month;
+    unsigned day;
+};
+
+Civil civil_from_days(int64_t z) {
+    z += 719468;
+    const int64_t era = floor_div(z, 146097);
+    const unsigned doe = static_cast<unsigned>(z - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+    return {static_cast<int64_t>(yoe) + era * 400 + (m <= 2), m, d};
+}
+
+unsigned days_in_month(int64_t y, unsigned m) {
+    static const unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
+// Reads exactly `n` digits at `pos`.
+std::optional<int64_t> digits(std::string_view s, size_t &pos, size_t n) {
+    if (pos + n > s.size())
+        return std::nullopt;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[pos + i];
+        if (c < '0' || c > '9')
+            return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    pos += n;
+    return v;
+}
+
+bool expect(std::string_view s, size_t &pos, char c) {
+    if (pos >= s.size() || s[pos] != c)
+        return false;
+    pos++;
+    return true;
+}
+
+}  // namespace
+
+std::string format_canonical_date(UnixMicros t) {
+    int64_t days = floor_div(t, kSecondsPerDay * kMicrosPerSecond);
+    int64_t micros_of_day = t - days * kSecondsPerDay * kMicrosPerSecond;
+    Civil c = civil_from_days(days);
+    int64_t seconds = micros_of_day / kMicrosPerSecond;
+    int64_t micros = micros_of_day % kMicrosPerSecond;
+    char year[16];
+    if (c.year >= 0 && c.year <= 9999)
+        std::snprintf(year, sizeof year, "%04lld", static_cast<long long>(c.year));
+    else
+        std::snprintf(year, sizeof year, "%+07lld", static_cast<long long>(c.year));
+    char fraction[8];
+    if (micros % 1000 == 0)
+        std::snprintf(fraction, sizeof fraction, "%03lld", static_cast<long long>(micros / 1000));
+    else
+        std::snprintf(fraction, sizeof fraction, "%06lld", static_cast<long long>(micros));
+    char out[64];
+    std::snprintf(out, sizeof out, "%s-%02u-%02uT%02lld:%02lld:%02lld.%sZ", year, c.month, c.day,
+                  static_cast<long long>(seconds / 3600), static_cast<long long>(seconds / 60 % 60),
+                  static_cast<long long>(seconds % 60), fraction);
+    return out;
+}
+
+std::optional<UnixMicros> parse_canonical_date(std::string_view s) {
+    size_t pos = 0;
+    std::optional<int64_t> year;
+    if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+        bool negative = s[0] == '-';
+        pos = 1;
+        year = digits(s, pos, 6);
+        if (year && negative)
+            year = -*year;
+    } else {
+        year = digits(s, pos, 4);
+    }
+    // Beyond +/-200000 years the microseconds would overflow int64.
+    if (!year || *year > 200000 || *year < -200000 || !expect(s, pos, '-'))
+        return std::nullopt;
+    auto month = digits(s, pos, 2);
+    if (!month || *month < 1 || *month > 12 || !expect(s, pos, '-'))
+        return std::nullopt;
+    auto day = digits(s, pos, 2);
+    if (!day || *day < 1 || *day > days_in_month(*year, static_cast<unsigned>(*month)) ||
+        !expect(s, pos, 'T'))
+        return std::nullopt;
+    auto hour = digits(s, pos, 2);
+    if (!hour || *hour > 23 || !expect(s, pos, ':'))
+        return std::nullopt;
+    auto minute = digits(s, pos, 2);
+    if (!minute || *minute > 59 || !expect(s, pos, ':'))
+        return std::nullopt;
+    auto second = digits(s, pos, 2);
+    if (!second || *second > 59 || !expect(s, pos, '.'))
+        return std::nullopt;
+    size_t fraction_digits = s.size() - pos - 1;
+    if (fraction_digits != 3 && fraction_digits != 6)
+        return std::nullopt;
+    auto fraction = digits(s, pos, fraction_digits);
+    if (!fraction || !expect(s, pos, 'Z') || pos != s.size())
+        return std::nullopt;
+    int64_t micros = fraction_digits == 3 ? *fraction * 1000 : *fraction;
+    int64_t days = days_from_civil(*year, static_cast<unsigned>(*month), static_cast<unsigned>(*day));
+    return (days * kSecondsPerDay + *hour * 3600 + *minute * 60 + *second) * kMicrosPerSecond +
+           micros;
+}
+
+}  // namespace tscoll

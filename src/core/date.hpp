@@ -1,0 +1,24 @@
+// Dates as tscoll writes them: microseconds since 1970-01-01 UTC, rendered
+// in the canonical text YYYY-MM-DDTHH:MM:SS.fffZ (six fractional digits when
+// the microseconds are not a multiple of 1000), independent of any session
+// setting. Years outside 0000..9999 use ISO 8601's expanded form (+/-YYYYYY).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tscoll {
+
+using UnixMicros = int64_t;
+
+std::string format_canonical_date(UnixMicros t);
+
+// Parses exactly the canonical form (3 or 6 fractional digits, 'Z').
+std::optional<UnixMicros> parse_canonical_date(std::string_view text);
+
+// floor(a / b) for b > 0, also for negative a (dates before 1970).
+constexpr int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && (a < 0)); }
+
+}  // namespace tscoll

@@ -1,0 +1,58 @@
+#include "core/objectid.hpp"
+
+#include <bson/bson.h>
+
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace tscoll {
+
+ObjectId ObjectId::from_hex(std::string_view text) {
+    // bson_oid_is_valid wants exactly 24 hex digits; it reads `length` bytes.
+    if (text.size() != kHexLength || !bson_oid_is_valid(text.data(), text.size()))
+        throw Error(ErrorCode::InvalidText,
+                    "invalid input syntax for type objectid: \"" + std::string(text) + "\"",
+                    "An ObjectId is written as 24 hexadecimal digits.");
+    char buffer[kHexLength + 1];
+    std::memcpy(buffer, text.data(), kHexLength);
+    buffer[kHexLength] = '\0';
+    bson_oid_t oid;
+    bson_oid_init_from_string(&oid, buffer);
+    ObjectId result;
+    std::memcpy(result.bytes.data(), oid.bytes, kSize);
+    return result;
+}
+
+ObjectId ObjectId::generate(int64_t seconds) {
+    bson_oid_t oid;
+    bson_oid_init(&oid, nullptr);
+    // MongoDB stores the time modulo 2^32 (exact for 1970 - 2106).
+    uint32_t t = static_cast<uint32_t>(static_cast<uint64_t>(seconds));
+    ObjectId result;
+    std::memcpy(result.bytes.data(), oid.bytes, kSize);
+    result.bytes[0] = static_cast<uint8_t>(t >> 24);
+    result.bytes[1] = static_cast<uint8_t>(t >> 16);
+    result.bytes[2] = static_cast<uint8_t>(t >> 8);
+    result.bytes[3] = static_cast<uint8_t>(t);
+    return result;
+}
+
+void ObjectId::write_hex(char *out) const {
+    bson_oid_t oid;
+    std::memcpy(oid.bytes, bytes.data(), kSize);
+    bson_oid_to_string(&oid, out);
+}
+
+std::string ObjectId::to_hex() const {
+    char buffer[kHexLength + 1];
+    write_hex(buffer);
+    return std::string(buffer, kHexLength);
+}
+
+uint32_t ObjectId::seconds() const {
+    return (uint32_t{bytes[0]} << 24) | (uint32_t{bytes[1]} << 16) | (uint32_t{bytes[2]} << 8) |
+           uint32_t{bytes[3]};
+}
+
+}  // namespace tscoll

@@ -1,0 +1,27 @@
+// MongoDB's ObjectId: 4-byte big-endian seconds, 5 random bytes, a 3-byte
+// counter. Generation and text conversion go through libbson.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tscoll {
+
+struct ObjectId {
+    static constexpr size_t kSize = 12;
+    static constexpr size_t kHexLength = 24;
+    std::array<uint8_t, kSize> bytes{};
+
+    // Parses 24 hex digits (either case); throws Error(InvalidText) otherwise.
+    static ObjectId from_hex(std::string_view text);
+    // A fresh ObjectId whose time component is `seconds` (modulo 2^32).
+    static ObjectId generate(int64_t seconds);
+
+    std::string to_hex() const;      // 24 lower-case hex digits
+    void write_hex(char *out) const;  // the same into out[25], NUL-terminated
+    uint32_t seconds() const;    // the time component, unsigned
+};
+
+}  // namespace tscoll

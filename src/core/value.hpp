@@ -1,0 +1,70 @@
+// A JSON value as the core sees it: what src/pg converts jsonb to and from.
+// Numbers keep their exact decimal text (jsonb's numeric), so no value is
+// ever rounded on its way through the core.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tscoll {
+
+struct Member;
+
+struct Number {
+    std::string text;  // exact decimal text, e.g. "12", "1e-7", "12.50"
+    bool operator==(const Number &o) const { return text == o.text; }
+};
+
+class Value {
+public:
+    using Array = std::vector<Value>;
+    using Object = std::vector<Member>;  // key order as given
+    enum class Kind { Null, Bool, Number, String, Array, Object };
+
+    Value() = default;
+    static Value null() { return Value(); }
+    static Value boolean(bool b) { return Value(Storage(b)); }
+    static Value number(std::string text) { return Value(Storage(Number{std::move(text)})); }
+    static Value number(int64_t n) { return number(std::to_string(n)); }
+    static Value string(std::string s) { return Value(Storage(std::move(s))); }
+    static Value array(Array a = {}) { return Value(Storage(std::move(a))); }
+    static Value object(Object o = {}) { return Value(Storage(std::move(o))); }
+
+    Kind kind() const { return static_cast<Kind>(v_.index()); }
+    bool is(Kind k) const { return kind() == k; }
+    // The name MongoDB uses for this type in error messages.
+    const char *type_name() const;
+
+    bool as_bool() const { return std::get<bool>(v_); }
+    const Number &as_number() const { return std::get<Number>(v_); }
+    const std::string &as_string() const { return std::get<std::string>(v_); }
+    const Array &as_array() const { return std::get<Array>(v_); }
+    const Object &as_object() const { return std::get<Object>(v_); }
+    Array &as_array() { return std::get<Array>(v_); }
+    Object &as_object() { return std::get<Object>(v_); }
+
+    // For an object: the member's value, or nullptr.
+    const Value *find(std::string_view key) const;
+    // For an object: appends a member (keys are not checked for uniqueness).
+    void add(std::string key, Value value);
+
+    // The number as an integer when it is one exactly and fits, else nullopt.
+    std::optional<int64_t> as_exact_int64() const;
+
+private:
+    using Storage = std::variant<std::monostate, bool, Number, std::string, Array, Object>;
+    explicit Value(Storage v) : v_(std::move(v)) {}
+    Storage v_;
+};
+
+struct Member {
+    std::string key;
+    Value value;
+};
+
+}  // namespace tscoll

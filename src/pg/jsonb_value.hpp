@@ -1,0 +1,17 @@
+// Conversions between jsonb and the core's Value. Every PostgreSQL call in
+// them goes through pg_call: the Values they build have destructors.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "utils/jsonb.h"
+}
+
+#include "core/value.hpp"
+
+namespace tscoll::pg {
+
+Value jsonb_to_value(Jsonb *jsonb);
+Jsonb *value_to_jsonb(const Value &value);
+
+}  // namespace tscoll::pg

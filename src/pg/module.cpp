@@ -1,0 +1,33 @@
+// Module entry: library load, and whether it was preloaded.
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+
+PG_MODULE_MAGIC;
+void _PG_init(void);
+}
+
+#include "pg/guard.hpp"
+
+namespace {
+
+// Set in the postmaster and inherited by every backend it forks.
+bool loaded_at_server_start = false;
+
+}  // namespace
+
+void _PG_init(void) { loaded_at_server_start = process_shared_preload_libraries_in_progress; }
+
+// Called by CREATE EXTENSION: collections work without preloading, but the
+// TTL monitor and the shared bucket catalog need it.
+TSCOLL_FUNCTION(tscoll_check_preloaded) {
+    if (!loaded_at_server_start)
+        ereport(WARNING,
+                (errmsg("tscoll is not in shared_preload_libraries"),
+                 errdetail("Collections work, but the TTL monitor does not run and each session "
+                           "keeps its own bucket catalog."),
+                 errhint("Add tscoll to shared_preload_libraries in postgresql.conf and restart "
+                         "the server.")));
+    PG_RETURN_BOOL(loaded_at_server_start);
+}
