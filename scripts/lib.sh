@@ -6,7 +6,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_BIN=/usr/lib/postgresql/15/bin
 PG_CONFIG=$PG_BIN/pg_config
 [ -x "$PG_CONFIG" ] || PG_CONFIG=$(command -v pg_config || echo /usr/bin/pg_config)
-RUN_USER=${TSCOLL_USER:-tscoll}
+RUN_USER=${TSCOLL_USER:-postgres}
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -65,43 +65,57 @@ CREATE FUNCTION tscoll.objectid_hash(tscoll.objectid) RETURNS integer
 CREATE FUNCTION tscoll.objectid_hash_extended(tscoll.objectid, bigint) RETURNS bigint
     AS 'MODULE_PATHNAME', 'tscoll_objectid_hash_extended' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-CREATE OPERATOR tscoll.= (
+-- The operators live in pg_catalog so that `_id = '...'` works whatever the
+-- search_path: they are on our own type, so they can collide with nothing.
+CREATE OPERATOR pg_catalog.= (
     LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_eq,
-    COMMUTATOR = OPERATOR(tscoll.=), NEGATOR = OPERATOR(tscoll.<>),
+    COMMUTATOR = OPERATOR(pg_catalog.=), NEGATOR = OPERATOR(pg_catalog.<>),
     RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR tscoll.<> (
+CREATE OPERATOR pg_catalog.<> (
     LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_ne,
-    COMMUTATOR = OPERATOR(tscoll.<>), NEGATOR = OPERATOR(tscoll.=),
+    COMMUTATOR = OPERATOR(pg_catalog.<>), NEGATOR = OPERATOR(pg_catalog.=),
     RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR tscoll.< (
+CREATE OPERATOR pg_catalog.< (
     LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_lt,
-    COMMUTATOR = OPERATOR(tscoll.>), NEGATOR = OPERATOR(tscoll.>=),
+    COMMUTATOR = OPERATOR(pg_catalog.>), NEGATOR = OPERATOR(pg_catalog.>=),
     RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR tscoll.<= (
+CREATE OPERATOR pg_catalog.<= (
     LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_le,
-    COMMUTATOR = OPERATOR(tscoll.>=), NEGATOR = OPERATOR(tscoll.>),
+    COMMUTATOR = OPERATOR(pg_catalog.>=), NEGATOR = OPERATOR(pg_catalog.>),
     RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR tscoll.> (
+CREATE OPERATOR pg_catalog.> (
     LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_gt,
-    COMMUTATOR = OPERATOR(tscoll.<), NEGATOR = OPERATOR(tscoll.<=),
+    COMMUTATOR = OPERATOR(pg_catalog.<), NEGATOR = OPERATOR(pg_catalog.<=),
     RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR tscoll.>= (
+CREATE OPERATOR pg_catalog.>= (
     LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_ge,
-    COMMUTATOR = OPERATOR(tscoll.<=), NEGATOR = OPERATOR(tscoll.<),
+    COMMUTATOR = OPERATOR(pg_catalog.<=), NEGATOR = OPERATOR(pg_catalog.<),
     RESTRICT = scalargesel, JOIN = scalargejoinsel);
 
 CREATE OPERATOR CLASS tscoll.objectid_ops DEFAULT FOR TYPE tscoll.objectid USING btree AS
-    OPERATOR 1 tscoll.<,
-    OPERATOR 2 tscoll.<=,
-    OPERATOR 3 tscoll.=,
-    OPERATOR 4 tscoll.>=,
-    OPERATOR 5 tscoll.>,
+    OPERATOR 1 pg_catalog.<,
+    OPERATOR 2 pg_catalog.<=,
+    OPERATOR 3 pg_catalog.=,
+    OPERATOR 4 pg_catalog.>=,
+    OPERATOR 5 pg_catalog.>,
     FUNCTION 1 tscoll.objectid_cmp(tscoll.objectid, tscoll.objectid);
 
 CREATE OPERATOR CLASS tscoll.objectid_hash_ops DEFAULT FOR TYPE tscoll.objectid USING hash AS
-    OPERATOR 1 tscoll.=,
+    OPERATOR 1 pg_catalog.=,
     FUNCTION 1 tscoll.objectid_hash(tscoll.objectid),
     FUNCTION 2 tscoll.objectid_hash_extended(tscoll.objectid, bigint);
+
+CREATE FUNCTION tscoll.objectid_smaller(tscoll.objectid, tscoll.objectid) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_smaller' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_larger(tscoll.objectid, tscoll.objectid) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_larger' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- min() and max() join the built-in ones in pg_catalog, like the operators.
+CREATE AGGREGATE pg_catalog.min(tscoll.objectid) (
+    SFUNC = tscoll.objectid_smaller, STYPE = tscoll.objectid,
+    COMBINEFUNC = tscoll.objectid_smaller, SORTOP = OPERATOR(pg_catalog.<), PARALLEL = SAFE);
+CREATE AGGREGATE pg_catalog.max(tscoll.objectid) (
+    SFUNC = tscoll.objectid_larger, STYPE = tscoll.objectid,
+    COMBINEFUNC = tscoll.objectid_larger, SORTOP = OPERATOR(pg_catalog.>), PARALLEL = SAFE);
 
 ------------------------------------------------------------------------------
 -- The table access method of bucket tables (heap storage; src/pg/bucket_am.cpp).
@@ -315,6 +329,11 @@ BEGIN
     END IF;
     o := tscoll._validate_options(options);
     SELECT * INTO target FROM tscoll._split_name(name);
+    IF target.schema_name = 'tscoll' THEN
+        RAISE EXCEPTION 'cannot create a time-series collection in the schema of the tscoll extension'
+            USING ERRCODE = '42501',
+                  HINT = 'Name another schema, e.g. ''public.' || target.rel_name || '''.';
+    END IF;
 
     IF pg_catalog.octet_length(tscoll._bucket_table_name(target.rel_name)) > 63 THEN
         RAISE EXCEPTION 'collection name "%" is too long', target.rel_name
@@ -328,11 +347,13 @@ BEGIN
     IF existing IS NOT NULL THEN
         SELECT * INTO c FROM tscoll.collections WHERE view = existing;
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'relation "%" already exists and is not a time-series collection', existing
+            RAISE EXCEPTION 'relation "%" already exists and is not a time-series collection',
+                            target.rel_name
                 USING ERRCODE = '42P07';
         END IF;
         IF NOT tscoll._same_options(c, o) THEN
-            RAISE EXCEPTION 'time-series collection "%" already exists with different options', existing
+            RAISE EXCEPTION 'time-series collection "%" already exists with different options',
+                            target.rel_name
                 USING ERRCODE = '42P07',
                       DETAIL = pg_catalog.format('Existing options: %s.', tscoll._listing_options(c));
         END IF;
@@ -341,7 +362,7 @@ BEGIN
     existing := pg_catalog.to_regclass(pg_catalog.format(
         '%I.%I', target.schema_name, tscoll._bucket_table_name(target.rel_name)));
     IF existing IS NOT NULL THEN
-        RAISE EXCEPTION 'relation "%" already exists', existing
+        RAISE EXCEPTION 'relation "%" already exists', tscoll._bucket_table_name(target.rel_name)
             USING ERRCODE = '42P07',
                   HINT = 'A collection''s bucket table is named "system.buckets.<collection>".';
     END IF;
@@ -405,13 +426,15 @@ CREATE FUNCTION tscoll.drop_collection(name text) RETURNS void
 $$
 DECLARE
     c tscoll.collections := tscoll._collection(name);
+    view text := c.view::text;
+    buckets text := c.bucket_table::text;
 BEGIN
-    -- DROP VIEW checks ownership; the bucket table goes with it here rather
-    -- than through the event trigger, which session_replication_role = replica
-    -- would silence.
-    EXECUTE pg_catalog.format('DROP VIEW %s', c.view);
-    DELETE FROM tscoll.collections WHERE view = c.view;
-    EXECUTE pg_catalog.format('DROP TABLE IF EXISTS %s', c.bucket_table);
+    -- Unregister first, so that the sql_drop event trigger has nothing left
+    -- to do (it would not run under session_replication_role = replica).
+    -- DROP VIEW checks ownership and undoes everything when it fails.
+    DELETE FROM tscoll.collections WHERE tscoll.collections.view = c.view;
+    EXECUTE pg_catalog.format('DROP VIEW %s', view);
+    EXECUTE pg_catalog.format('DROP TABLE %s', buckets);
 END
 $$;
 COMMENT ON FUNCTION tscoll.drop_collection(text) IS

@@ -21,7 +21,8 @@ void fail_at_depth(int depth, ProbeFailure failure) {
     switch (failure) {
         case ProbeFailure::CoreError:
             throw Error(ErrorCode::InvalidOptions, "probe: invalid option deep in the core",
-                        "thrown " + std::to_string(frame.size()) + " bytes deep", "a hint");
+                        "thrown under frames of " + std::to_string(frame.size()) + " bytes each",
+                        "a hint");
         case ProbeFailure::BadAlloc: throw std::bad_alloc();
         case ProbeFailure::StdException: throw std::out_of_range("probe: out of range");
     }

@@ -27,9 +27,11 @@ const ObjectId *arg_objectid(FunctionCallInfo fcinfo, int n) {
     return reinterpret_cast<const ObjectId *>(PG_GETARG_POINTER(n));
 }
 
+// -1, 0 or 1 in byte order.
 int compare(FunctionCallInfo fcinfo) {
-    return std::memcmp(arg_objectid(fcinfo, 0)->bytes.data(), arg_objectid(fcinfo, 1)->bytes.data(),
-                       ObjectId::kSize);
+    int c = std::memcmp(arg_objectid(fcinfo, 0)->bytes.data(), arg_objectid(fcinfo, 1)->bytes.data(),
+                        ObjectId::kSize);
+    return (c > 0) - (c < 0);
 }
 
 }  // namespace
@@ -69,6 +71,13 @@ TSCOLL_FUNCTION(tscoll_objectid_lt) { PG_RETURN_BOOL(compare(fcinfo) < 0); }
 TSCOLL_FUNCTION(tscoll_objectid_le) { PG_RETURN_BOOL(compare(fcinfo) <= 0); }
 TSCOLL_FUNCTION(tscoll_objectid_gt) { PG_RETURN_BOOL(compare(fcinfo) > 0); }
 TSCOLL_FUNCTION(tscoll_objectid_ge) { PG_RETURN_BOOL(compare(fcinfo) >= 0); }
+
+TSCOLL_FUNCTION(tscoll_objectid_smaller) {
+    return compare(fcinfo) <= 0 ? PG_GETARG_DATUM(0) : PG_GETARG_DATUM(1);
+}
+TSCOLL_FUNCTION(tscoll_objectid_larger) {
+    return compare(fcinfo) >= 0 ? PG_GETARG_DATUM(0) : PG_GETARG_DATUM(1);
+}
 
 TSCOLL_FUNCTION(tscoll_objectid_hash) {
     return hash_any(arg_objectid(fcinfo, 0)->bytes.data(), ObjectId::kSize);

@@ -1,0 +1,115 @@
+-- The tscoll_buckets table access method does everything heap does on a
+-- bucket table: INSERT, COPY, every scan kind, index builds (also
+-- CONCURRENTLY), UPDATE, DELETE, VACUUM, ANALYZE, CLUSTER, TRUNCATE.
+-- Start from a clean database: pg_regress runs every file in the same one.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS tscoll CASCADE;
+DROP SCHEMA IF EXISTS public CASCADE;
+CREATE SCHEMA public;
+GRANT USAGE ON SCHEMA public TO PUBLIC;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+CREATE EXTENSION tscoll;
+SELECT tscoll.create_collection('w', 't', 'm');
+
+-- Rows written directly, with a valid control.
+CREATE FUNCTION bucket_row(i int) RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data bytea)
+    LANGUAGE sql AS $$
+    SELECT (lpad(to_hex(1600000000 + i * 3600), 8, '0') || lpad(to_hex(i), 16, '0'))::tscoll.objectid,
+           jsonb_build_object('host', i % 10),
+           jsonb_build_object('version', 1, 'count', 1,
+               'min', jsonb_build_object('t', to_char(to_timestamp(1600000000 + i * 3600) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"')),
+               'max', jsonb_build_object('t', to_char(to_timestamp(1600000000 + i * 3600 + 59) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'))),
+           -- sizes up to 6 kB, so some rows are TOASTed
+           convert_to(repeat(md5(i::text), i % 200), 'UTF8') $$;
+INSERT INTO "system.buckets.w" (_id, meta, control, data) SELECT b.* FROM generate_series(1, 5000) i, bucket_row(i) b;
+SELECT count(*), min(min_time), max(max_time), sum(length(data)) FROM "system.buckets.w";
+-- TOAST tables of bucket tables are plain heap.
+SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.oid = (SELECT reltoastrelid FROM pg_class WHERE oid = '"system.buckets.w"'::regclass);
+
+-- Index builds: btree, hash, GIN, BRIN, concurrently, and reindex.
+CREATE INDEX w_min_time ON "system.buckets.w" (min_time);
+CREATE INDEX w_hash ON "system.buckets.w" USING hash (_id);
+CREATE INDEX w_gin ON "system.buckets.w" USING gin (meta);
+CREATE INDEX w_brin ON "system.buckets.w" USING brin (min_time);
+CREATE INDEX CONCURRENTLY w_max_time ON "system.buckets.w" (max_time);
+REINDEX TABLE "system.buckets.w";
+REINDEX TABLE CONCURRENTLY "system.buckets.w";
+ANALYZE "system.buckets.w";
+SELECT reltuples FROM pg_class WHERE oid = '"system.buckets.w"'::regclass;
+
+-- Every scan kind returns the same rows.
+CREATE FUNCTION scan(kind text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    plan text[];
+    n bigint;
+BEGIN
+    PERFORM set_config('enable_seqscan', (kind = 'seq')::text, true);
+    PERFORM set_config('enable_indexscan', (kind = 'index')::text, true);
+    PERFORM set_config('enable_bitmapscan', (kind = 'bitmap')::text, true);
+    PERFORM set_config('enable_indexonlyscan', (kind = 'index')::text, true);
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) SELECT count(*) FROM "system.buckets.w" WHERE min_time < ''2020-09-20'' AND meta @> ''{"host": 3}''' LOOP
+        -- the plan nodes only
+        CONTINUE WHEN line NOT LIKE '%->%' AND line NOT LIKE 'Aggregate%';
+        plan := plan || trim(replace(line, '->', ''));
+    END LOOP;
+    EXECUTE 'SELECT count(*) FROM "system.buckets.w" WHERE min_time < ''2020-09-20'' AND meta @> ''{"host": 3}''' INTO n;
+    RETURN format('%s: %s rows (%s)', kind, n, array_to_string(plan, ' / '));
+END $$;
+BEGIN;
+SELECT scan('seq');
+SELECT scan('index');
+SELECT scan('bitmap');
+COMMIT;
+SET enable_seqscan = off;
+SELECT _id FROM bucket_row(4);
+EXPLAIN (COSTS OFF) SELECT * FROM "system.buckets.w" WHERE _id = '5f5e48400000000000000004';
+EXPLAIN (COSTS OFF) SELECT _id FROM "system.buckets.w" WHERE _id = '5f5e48400000000000000004';
+SELECT _id, meta FROM "system.buckets.w" WHERE _id = '5f5e48400000000000000004';
+RESET enable_seqscan;
+-- TID and sampling scans
+SELECT count(*) FROM "system.buckets.w" WHERE ctid = '(0,1)';
+SELECT count(*) > 0 FROM "system.buckets.w" TABLESAMPLE SYSTEM (50) REPEATABLE (1);
+
+-- UPDATE (the derived time columns follow), DELETE.
+UPDATE "system.buckets.w" SET control = jsonb_set(control, '{min,t}', '"2000-01-01T00:00:00.000Z"')
+ WHERE _id = '5f5e48400000000000000004';
+SELECT min_time FROM "system.buckets.w" WHERE _id = '5f5e48400000000000000004';
+DELETE FROM "system.buckets.w" WHERE meta @> '{"host": 7}';
+SELECT count(*) FROM "system.buckets.w";
+-- A primary key violation is a clean error.
+INSERT INTO "system.buckets.w" (_id, meta, control, data) SELECT * FROM bucket_row(1);
+
+-- COPY out and in (text and binary), through files in the data directory.
+SELECT current_setting('data_directory') || '/tscoll_buckets.copy' AS copy_file,
+       current_setting('data_directory') || '/tscoll_buckets.bin' AS bin_file \gset
+COPY "system.buckets.w" (_id, meta, control, data) TO :'copy_file';
+COPY "system.buckets.w" (_id, meta, control, data) TO :'bin_file' WITH (FORMAT binary);
+TRUNCATE "system.buckets.w";
+SELECT count(*) FROM "system.buckets.w";
+COPY "system.buckets.w" (_id, meta, control, data) FROM :'copy_file';
+SELECT count(*), sum(length(data)) FROM "system.buckets.w";
+TRUNCATE "system.buckets.w";
+COPY "system.buckets.w" (_id, meta, control, data) FROM :'bin_file' WITH (FORMAT binary);
+SELECT count(*), sum(length(data)) FROM "system.buckets.w";
+
+-- VACUUM, VACUUM FULL, CLUSTER keep every row and index.
+DELETE FROM "system.buckets.w" WHERE meta @> '{"host": 1}';
+VACUUM (ANALYZE) "system.buckets.w";
+VACUUM FULL "system.buckets.w";
+CLUSTER "system.buckets.w" USING w_min_time;
+SELECT count(*), sum(length(data)) FROM "system.buckets.w";
+SET enable_seqscan = off;
+SELECT count(*) FROM "system.buckets.w" WHERE min_time >= '2020-01-01';
+RESET enable_seqscan;
+SELECT c.relname, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.oid = '"system.buckets.w"'::regclass;
+
+-- Rollback of direct writes.
+BEGIN;
+DELETE FROM "system.buckets.w";
+ROLLBACK;
+SELECT count(*) FROM "system.buckets.w";
+TRUNCATE "system.buckets.w";

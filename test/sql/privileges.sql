@@ -1,0 +1,69 @@
+-- Ownership and privileges around the catalog and the collection functions.
+-- Start from a clean database: pg_regress runs every file in the same one.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS tscoll CASCADE;
+DROP SCHEMA IF EXISTS public CASCADE;
+CREATE SCHEMA public;
+GRANT USAGE ON SCHEMA public TO PUBLIC;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+CREATE EXTENSION tscoll;
+
+CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE stmt;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+GRANT EXECUTE ON FUNCTION try(text) TO PUBLIC;
+CREATE ROLE tscoll_alice;
+CREATE ROLE tscoll_bob;
+CREATE SCHEMA shared;
+GRANT USAGE, CREATE ON SCHEMA shared TO tscoll_alice, tscoll_bob;
+
+-- A non-superuser creates a collection and owns all of it.
+SET ROLE tscoll_alice;
+SELECT tscoll.create_collection('shared.alice_data', 't', 'm');
+RESET ROLE;
+SELECT relname, pg_get_userbyid(relowner) FROM pg_class
+ WHERE relnamespace = 'shared'::regnamespace ORDER BY 1;
+
+-- Another role sees no collection it cannot read, cannot read the buckets,
+-- cannot drop it, and cannot change or remove its catalog row.
+SET ROLE tscoll_bob;
+SELECT name FROM tscoll.list_collections();
+SELECT try($$SELECT * FROM tscoll.buckets('shared.alice_data')$$);
+SELECT try($$SELECT * FROM shared.alice_data$$);
+SELECT try($$SELECT * FROM shared."system.buckets.alice_data"$$);
+SELECT try($$SELECT tscoll.drop_collection('shared.alice_data')$$);
+SELECT try($$DROP VIEW shared.alice_data$$);
+WITH changed AS (UPDATE tscoll.collections SET expire_after_seconds = 1 RETURNING 1)
+SELECT count(*) AS updated FROM changed;
+WITH removed AS (DELETE FROM tscoll.collections RETURNING 1)
+SELECT count(*) AS deleted FROM removed;
+SELECT try($$INSERT INTO tscoll.collections (view, bucket_table, time_field, bucket_max_span_seconds, bucket_rounding_seconds)
+              VALUES ('shared.alice_data', 'shared."system.buckets.alice_data"', 'x', 1, 1)$$);
+-- ... and cannot take over its name: identical options return the existing
+-- collection (as CREATE TABLE IF NOT EXISTS would), other options are refused.
+SELECT try($$SELECT tscoll.create_collection('shared.alice_data', 't', 'm')$$);
+SELECT try($$SELECT tscoll.create_collection('shared.alice_data', 'other')$$);
+RESET ROLE;
+SELECT view, expire_after_seconds FROM tscoll.collections;
+
+-- GRANT SELECT on the view makes the collection visible.
+GRANT SELECT ON shared.alice_data TO tscoll_bob;
+SET ROLE tscoll_bob;
+SELECT name FROM tscoll.list_collections();
+SELECT * FROM shared.alice_data;
+RESET ROLE;
+
+-- The owner drops it.
+SET ROLE tscoll_alice;
+SELECT tscoll.drop_collection('shared.alice_data');
+RESET ROLE;
+SELECT count(*) FROM tscoll.collections;
+DROP SCHEMA shared CASCADE;
+DROP FUNCTION try(text);
+DROP ROLE tscoll_alice;
+DROP ROLE tscoll_bob;

@@ -1,0 +1,48 @@
+#include "core/objectid.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/error.hpp"
+
+namespace tscoll {
+namespace {
+
+TEST(ObjectId, HexRoundTrip) {
+    ObjectId id = ObjectId::from_hex("5F00000000000000000000ab");
+    EXPECT_EQ(id.to_hex(), "5f00000000000000000000ab");
+    EXPECT_EQ(id.bytes[0], 0x5f);
+    EXPECT_EQ(id.bytes[11], 0xab);
+}
+
+TEST(ObjectId, RejectsMalformedText) {
+    for (const char *bad : {"", "5f", "5f000000000000000000001", "5f00000000000000000000011",
+                            "5f000000000000000000000g", " 5f0000000000000000000001"}) {
+        EXPECT_THROW(ObjectId::from_hex(bad), Error) << bad;
+    }
+    try {
+        ObjectId::from_hex("zz");
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidText);
+    }
+}
+
+TEST(ObjectId, TimeComponent) {
+    EXPECT_EQ(ObjectId::from_hex("ffffffff0000000000000000").seconds(), 4294967295u);
+    EXPECT_EQ(ObjectId::from_hex("60a305800000000000000000").seconds(), 1621296512u);
+    EXPECT_EQ(ObjectId::generate(1621296000).seconds(), 1621296000u);
+    // modulo 2^32, as in MongoDB
+    EXPECT_EQ(ObjectId::generate(-1).seconds(), 4294967295u);
+    EXPECT_EQ(ObjectId::generate(int64_t{1} << 32).seconds(), 0u);
+}
+
+TEST(ObjectId, GeneratedAreDistinct) {
+    std::set<std::string> seen;
+    for (int i = 0; i < 10000; i++)
+        seen.insert(ObjectId::generate(1000).to_hex());
+    EXPECT_EQ(seen.size(), 10000u);
+}
+
+}  // namespace
+}  // namespace tscoll
