@@ -27,12 +27,12 @@ ensure_server_user() {
     fi
 }
 
-# Runs a command as the server user, from $ROOT.
+# Runs a command as the server user, from $SERVER_CWD (default: /).
 as_server_user() {
     if is_root; then
-        runuser -u "$RUN_USER" -- env -C "$ROOT" "$@"
+        runuser -u "$RUN_USER" -- env -C "${SERVER_CWD:-/}" "$@"
     else
-        (cd "$ROOT" && "$@")
+        (cd "${SERVER_CWD:-/}" && "$@")
     fi
 }
 

@@ -2,18 +2,23 @@
 # The README's second command: runs every test layer and ends with
 # "N passed, N failed" summed over all of them. Exit status 1 on any failure.
 #   unit        GoogleTest unit tests of src/core (CMake + ctest)
+#   unit-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   regress     pg_regress, temporary instance with tscoll preloaded
 #   nopreload   pg_regress, temporary instance without preloading
+# Results and diffs of pg_regress end up in build/<layer>/.
 source "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/deps.sh"
 "$ROOT/scripts/build.sh"
 ensure_server_user
-check_reachable
 
 BUILD=$ROOT/build
-owned_dir "$BUILD/regress"
-owned_dir "$BUILD/nopreload"
+# The server user may not be able to enter the checkout (e.g. under /root):
+# pg_regress runs from a staging copy of test/ that it owns.
+STAGE=$(mktemp -d /tmp/tscoll-test.XXXXXX)
+trap 'rm -rf "$STAGE"' EXIT
+cp -r "$ROOT/test" "$STAGE/test"
+owned_dir "$STAGE"
 PASSED=0
 FAILED=0
 SUMMARY=()
@@ -25,45 +30,57 @@ count() {
     SUMMARY+=("$(printf '%-10s %4d passed, %d failed' "$1" "$2" "$3")")
 }
 
+# Builds and runs the unit tests: layer, extra CMake flags.
 run_unit() {
-    log "unit tests (src/core)"
-    cmake -S "$ROOT" -B "$BUILD/unit" -DCMAKE_BUILD_TYPE=Debug >/dev/null
-    cmake --build "$BUILD/unit" -j"$(nproc)" >/dev/null
+    local layer=$1 flags=$2
+    log "unit tests of src/core: $layer"
     local out
-    out=$(cd "$BUILD/unit" && ctest --output-on-failure 2>&1) || true
-    echo "$out" | tail -n 25
+    if ! out=$(cmake -S "$ROOT" -B "$BUILD/$layer" -DCMAKE_BUILD_TYPE=Debug $flags 2>&1 &&
+        cmake --build "$BUILD/$layer" -j"$(nproc)" 2>&1); then
+        echo "$out" | tail -n 40
+        count "$layer" 0 1
+        return
+    fi
+    out=$(cd "$BUILD/$layer" && ctest --output-on-failure 2>&1) || true
+    echo "$out" | grep -E 'tests passed|Failed|\*\*\*' || true
     local total failed
     total=$(echo "$out" | sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p')
     failed=$(echo "$out" | sed -n 's/.*, \([0-9]*\) tests failed out of.*/\1/p')
-    if [ -z "$total" ]; then count unit 0 1; return; fi
-    count unit $((total - failed)) "$failed"
+    if [ -z "$total" ]; then count "$layer" 0 1; return; fi
+    count "$layer" $((total - failed)) "$failed"
 }
 
-# Runs pg_regress as the server user: layer, input dir, config, tests...
+# Runs pg_regress as the server user: layer, input dir (in test/), config
+# (in test/), tests...
 run_pg_regress() {
-    local layer=$1 inputdir=$2 config=$3
+    local layer=$1 inputdir=$STAGE/test/$2 config=$STAGE/test/$3
     shift 3
     log "pg_regress: $layer"
-    local out
-    out=$(as_server_user "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
-        --temp-instance="$BUILD/$layer/instance" --temp-config="$config" \
-        --bindir="$PG_BIN" --inputdir="$inputdir" --outputdir="$BUILD/$layer" \
+    local out outdir=$STAGE/$layer
+    out=$(SERVER_CWD=$STAGE as_server_user \
+        "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+        --temp-instance="$outdir/instance" --temp-config="$config" \
+        --bindir="$PG_BIN" --inputdir="$inputdir" --outputdir="$outdir" \
         --dbname=tscoll_regress "$@" 2>&1) || true
+    rm -rf "${BUILD:?}/$layer"
+    mkdir -p "$BUILD/$layer"
+    cp -r "$outdir/results" "$outdir"/regression.* "$BUILD/$layer/" 2>/dev/null || true
     echo "$out" | grep -E '^(test |     |ok |not ok)|FAILED|failed|PANIC|server' || true
     local ok bad
     ok=$(echo "$out" | grep -cE '\.\.\. ok' || true)
     bad=$(echo "$out" | grep -cE '\.\.\. FAILED|\.\.\. failed' || true)
     if [ $((ok + bad)) -ne $# ]; then bad=$(($# - ok)); fi
     if [ "$bad" -gt 0 ] && [ -f "$BUILD/$layer/regression.diffs" ]; then
+        echo "--- $BUILD/$layer/regression.diffs (head)"
         head -n 200 "$BUILD/$layer/regression.diffs"
     fi
     count "$layer" "$ok" "$bad"
 }
 
-run_unit
-run_pg_regress regress "$ROOT/test" "$ROOT/test/regress.conf" \
-    $(cd "$ROOT/test/sql" && ls *.sql | sed 's/\.sql$//')
-run_pg_regress nopreload "$ROOT/test/nopreload" /dev/null nopreload
+run_unit unit ""
+run_unit unit-asan "-DTSCOLL_SANITIZE=ON"
+run_pg_regress regress . regress.conf $(cd "$ROOT/test/sql" && ls *.sql | sed 's/\.sql$//')
+run_pg_regress nopreload nopreload nopreload.conf nopreload
 
 echo
 printf '%s\n' "${SUMMARY[@]}"

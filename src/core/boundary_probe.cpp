@@ -23,8 +23,10 @@ void fail_at_depth(int depth, ProbeFailure failure) {
             throw Error(ErrorCode::InvalidOptions, "probe: invalid option deep in the core",
                         "thrown under frames of " + std::to_string(frame.size()) + " bytes each",
                         "a hint");
-        case ProbeFailure::BadAlloc: throw std::bad_alloc();
-        case ProbeFailure::StdException: throw std::out_of_range("probe: out of range");
+        case ProbeFailure::BadAlloc:
+            throw std::bad_alloc();
+        case ProbeFailure::StdException:
+            throw std::out_of_range("probe: out of range");
     }
     throw Error(ErrorCode::Internal, "probe: unknown failure");
 }

@@ -12,13 +12,14 @@ constexpr const char *kPrefix = "invalid time-series option: ";
     throw Error(ErrorCode::InvalidOptions, kPrefix + what);
 }
 
-[[noreturn]] void type_mismatch(const std::string &option, const char *expected,
-                                const Value &got) {
+[[noreturn]] void type_mismatch(const std::string &option, const char *expected, const Value &got) {
     throw Error(ErrorCode::TypeMismatch, std::string(kPrefix) + "\"" + option + "\" must be " +
                                              expected + ", not " + got.type_name());
 }
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string quoted(std::string_view s) {
+    return "\"" + std::string(s) + "\"";
+}
 
 // The string value of an optional option; type-checked.
 std::optional<std::string> string_option(const Value &object, const char *key) {
@@ -128,9 +129,12 @@ void set_expiry(CollectionOptions &o, std::optional<int64_t> expire) {
 
 const char *granularity_name(Granularity g) {
     switch (g) {
-        case Granularity::Seconds: return "seconds";
-        case Granularity::Minutes: return "minutes";
-        case Granularity::Hours: return "hours";
+        case Granularity::Seconds:
+            return "seconds";
+        case Granularity::Minutes:
+            return "minutes";
+        case Granularity::Hours:
+            return "hours";
     }
     return "seconds";
 }
@@ -144,9 +148,12 @@ std::optional<Granularity> granularity_from_name(std::string_view name) {
 
 BucketingDefaults bucketing_defaults(Granularity g) {
     switch (g) {
-        case Granularity::Seconds: return {3600, 60};
-        case Granularity::Minutes: return {86400, 3600};
-        case Granularity::Hours: return {2592000, 86400};
+        case Granularity::Seconds:
+            return {3600, 60};
+        case Granularity::Minutes:
+            return {86400, 3600};
+        case Granularity::Hours:
+            return {2592000, 86400};
     }
     return {3600, 60};
 }
@@ -177,10 +184,10 @@ CollectionOptions parse_create_options(const Value &options) {
     std::optional<int64_t> rounding = integer_option(*ts, "bucketRoundingSeconds");
     std::optional<int64_t> expire = integer_option(options, "expireAfterSeconds");
 
-    check_known_keys(*ts,
-                     {"timeField", "metaField", "granularity", "bucketMaxSpanSeconds",
-                      "bucketRoundingSeconds"},
-                     " in \"timeseries\"");
+    check_known_keys(
+        *ts,
+        {"timeField", "metaField", "granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds"},
+        " in \"timeseries\"");
     check_known_keys(options, {"timeseries", "expireAfterSeconds"}, "");
     check_field_names(o);
     set_bucketing(o, granularity, span, rounding);

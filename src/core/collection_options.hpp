@@ -30,7 +30,7 @@ struct CollectionOptions {
     std::optional<std::string> meta_field;
     std::optional<Granularity> granularity;  // nullopt: fixed bucketing
     int32_t bucket_max_span_seconds = 0;
-    int32_t bucket_rounding_seconds = 0;      // always filled in
+    int32_t bucket_rounding_seconds = 0;  // always filled in
     std::optional<int64_t> expire_after_seconds;
 
     bool operator==(const CollectionOptions &o) const;

@@ -129,7 +129,8 @@ std::optional<UnixMicros> parse_canonical_date(std::string_view s) {
     if (!fraction || !expect(s, pos, 'Z') || pos != s.size())
         return std::nullopt;
     int64_t micros = fraction_digits == 3 ? *fraction * 1000 : *fraction;
-    int64_t days = days_from_civil(*year, static_cast<unsigned>(*month), static_cast<unsigned>(*day));
+    int64_t days =
+        days_from_civil(*year, static_cast<unsigned>(*month), static_cast<unsigned>(*day));
     return (days * kSecondsPerDay + *hour * 3600 + *minute * 60 + *second) * kMicrosPerSecond +
            micros;
 }

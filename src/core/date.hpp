@@ -19,6 +19,8 @@ std::string format_canonical_date(UnixMicros t);
 std::optional<UnixMicros> parse_canonical_date(std::string_view text);
 
 // floor(a / b) for b > 0, also for negative a (dates before 1970).
-constexpr int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && (a < 0)); }
+constexpr int64_t floor_div(int64_t a, int64_t b) {
+    return a / b - ((a % b != 0) && (a < 0));
+}
 
 }  // namespace tscoll

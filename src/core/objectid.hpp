@@ -19,9 +19,9 @@ struct ObjectId {
     // A fresh ObjectId whose time component is `seconds` (modulo 2^32).
     static ObjectId generate(int64_t seconds);
 
-    std::string to_hex() const;      // 24 lower-case hex digits
+    std::string to_hex() const;       // 24 lower-case hex digits
     void write_hex(char *out) const;  // the same into out[25], NUL-terminated
-    uint32_t seconds() const;    // the time component, unsigned
+    uint32_t seconds() const;         // the time component, unsigned
 };
 
 }  // namespace tscoll

@@ -7,12 +7,18 @@ namespace tscoll {
 
 const char *Value::type_name() const {
     switch (kind()) {
-        case Kind::Null: return "null";
-        case Kind::Bool: return "bool";
-        case Kind::Number: return "number";
-        case Kind::String: return "string";
-        case Kind::Array: return "array";
-        case Kind::Object: return "object";
+        case Kind::Null:
+            return "null";
+        case Kind::Bool:
+            return "bool";
+        case Kind::Number:
+            return "number";
+        case Kind::String:
+            return "string";
+        case Kind::Array:
+            return "array";
+        case Kind::Object:
+            return "object";
     }
     return "unknown";
 }

@@ -21,7 +21,7 @@ struct Number {
 };
 
 class Value {
-public:
+  public:
     using Array = std::vector<Value>;
     using Object = std::vector<Member>;  // key order as given
     enum class Kind { Null, Bool, Number, String, Array, Object };
@@ -56,7 +56,7 @@ public:
     // The number as an integer when it is one exactly and fits, else nullopt.
     std::optional<int64_t> as_exact_int64() const;
 
-private:
+  private:
     using Storage = std::variant<std::monostate, bool, Number, std::string, Array, Object>;
     explicit Value(Storage v) : v_(std::move(v)) {}
     Storage v_;

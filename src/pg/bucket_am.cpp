@@ -37,7 +37,9 @@ void as_heap(Relation table, const Call &call) {
     PG_END_TRY();
 }
 
-Oid toast_am(Relation) { return HEAP_TABLE_AM_OID; }
+Oid toast_am(Relation) {
+    return HEAP_TABLE_AM_OID;
+}
 
 double index_build_range_scan(Relation table, Relation index, IndexInfo *index_info,
                               bool allow_sync, bool anyvisible, bool progress,
@@ -48,15 +50,15 @@ double index_build_range_scan(Relation table, Relation index, IndexInfo *index_i
         double tuples = 0;
         as_heap(table, [&] {
             tuples = GetHeapamTableAmRoutine()->index_build_range_scan(
-                table, index, index_info, allow_sync, anyvisible, progress, start_block,
-                num_blocks, callback, callback_state, scan);
+                table, index, index_info, allow_sync, anyvisible, progress, start_block, num_blocks,
+                callback, callback_state, scan);
         });
         return tuples;
     });
 }
 
-void index_validate_scan(Relation table, Relation index, IndexInfo *index_info,
-                         Snapshot snapshot, ValidateIndexState *state) {
+void index_validate_scan(Relation table, Relation index, IndexInfo *index_info, Snapshot snapshot,
+                         ValidateIndexState *state) {
     tscoll::pg::guarded([&] {
         as_heap(table, [&] {
             GetHeapamTableAmRoutine()->index_validate_scan(table, index, index_info, snapshot,

@@ -20,7 +20,8 @@ constexpr int64 kPostgresEpochMicros =
     int64{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY * USECS_PER_SEC;
 
 Jsonb *validate_options(Jsonb *options) {
-    tscoll::CollectionOptions parsed = tscoll::parse_create_options(tscoll::pg::jsonb_to_value(options));
+    tscoll::CollectionOptions parsed =
+        tscoll::parse_create_options(tscoll::pg::jsonb_to_value(options));
     return tscoll::pg::value_to_jsonb(tscoll::to_flat_value(parsed));
 }
 
@@ -63,11 +64,10 @@ TSCOLL_FUNCTION(tscoll_control_time) {
         t = tscoll::parse_canonical_date(
             std::string_view(text->val.string.val, text->val.string.len));
     if (!t)
-        ereport(ERROR,
-                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                 errmsg("invalid bucket control: \"%s.%s\" must be a date in the form "
-                        "YYYY-MM-DDTHH:MM:SS.fffZ",
-                        bound, field)));
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("invalid bucket control: \"%s.%s\" must be a date in the form "
+                               "YYYY-MM-DDTHH:MM:SS.fffZ",
+                               bound, field)));
     TimestampTz result = *t - kPostgresEpochMicros;
     if (!IS_VALID_TIMESTAMP(result))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),

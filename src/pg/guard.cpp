@@ -17,16 +17,26 @@ namespace {
 int sqlstate_of(ErrorCode code) {
     switch (code) {
         case ErrorCode::InvalidOptions:
-        case ErrorCode::BadValue: return ERRCODE_INVALID_PARAMETER_VALUE;
-        case ErrorCode::TypeMismatch: return ERRCODE_DATATYPE_MISMATCH;
-        case ErrorCode::NamespaceExists: return ERRCODE_DUPLICATE_TABLE;
-        case ErrorCode::NameTooLong: return ERRCODE_NAME_TOO_LONG;
-        case ErrorCode::Unsupported: return ERRCODE_FEATURE_NOT_SUPPORTED;
-        case ErrorCode::BadDate: return ERRCODE_INVALID_DATETIME_FORMAT;
-        case ErrorCode::TooLarge: return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
-        case ErrorCode::InvalidText: return ERRCODE_INVALID_TEXT_REPRESENTATION;
-        case ErrorCode::Corrupt: return ERRCODE_DATA_CORRUPTED;
-        case ErrorCode::Internal: return ERRCODE_INTERNAL_ERROR;
+        case ErrorCode::BadValue:
+            return ERRCODE_INVALID_PARAMETER_VALUE;
+        case ErrorCode::TypeMismatch:
+            return ERRCODE_DATATYPE_MISMATCH;
+        case ErrorCode::NamespaceExists:
+            return ERRCODE_DUPLICATE_TABLE;
+        case ErrorCode::NameTooLong:
+            return ERRCODE_NAME_TOO_LONG;
+        case ErrorCode::Unsupported:
+            return ERRCODE_FEATURE_NOT_SUPPORTED;
+        case ErrorCode::BadDate:
+            return ERRCODE_INVALID_DATETIME_FORMAT;
+        case ErrorCode::TooLarge:
+            return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+        case ErrorCode::InvalidText:
+            return ERRCODE_INVALID_TEXT_REPRESENTATION;
+        case ErrorCode::Corrupt:
+            return ERRCODE_DATA_CORRUPTED;
+        case ErrorCode::Internal:
+            return ERRCODE_INTERNAL_ERROR;
     }
     return ERRCODE_INTERNAL_ERROR;
 }

@@ -29,12 +29,12 @@ namespace tscoll::pg {
 
 // A PostgreSQL error caught by pg_call, on its way to guarded().
 class PgError final : public std::exception {
-public:
+  public:
     explicit PgError(ErrorData *edata) : edata_(edata) {}
     ErrorData *edata() const { return edata_; }
     const char *what() const noexcept override { return edata_->message; }
 
-private:
+  private:
     ErrorData *edata_;  // palloc'd in the memory context of the pg_call
 };
 
@@ -100,12 +100,12 @@ auto pg_call(F &&f) -> decltype(f()) {
 }  // namespace tscoll::pg
 
 // Defines a SQL-callable C function whose body runs inside guarded().
-#define TSCOLL_FUNCTION(name)                                                          \
-    static Datum name##_body(FunctionCallInfo fcinfo);                                 \
-    extern "C" {                                                                       \
-    PG_FUNCTION_INFO_V1(name);                                                         \
-    }                                                                                  \
-    Datum name(PG_FUNCTION_ARGS) {                                                     \
+#define TSCOLL_FUNCTION(name)                                                            \
+    static Datum name##_body(FunctionCallInfo fcinfo);                                   \
+    extern "C" {                                                                         \
+    PG_FUNCTION_INFO_V1(name);                                                           \
+    }                                                                                    \
+    Datum name(PG_FUNCTION_ARGS) {                                                       \
         return tscoll::pg::guarded([fcinfo]() -> Datum { return name##_body(fcinfo); }); \
-    }                                                                                  \
+    }                                                                                    \
     static Datum name##_body(FunctionCallInfo fcinfo)

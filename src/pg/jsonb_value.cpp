@@ -17,9 +17,12 @@ namespace {
 
 Value scalar_to_value(const JsonbValue &v) {
     switch (v.type) {
-        case jbvNull: return Value::null();
-        case jbvBool: return Value::boolean(v.val.boolean);
-        case jbvString: return Value::string(std::string(v.val.string.val, v.val.string.len));
+        case jbvNull:
+            return Value::null();
+        case jbvBool:
+            return Value::boolean(v.val.boolean);
+        case jbvString:
+            return Value::string(std::string(v.val.string.val, v.val.string.len));
         case jbvNumeric: {
             const char *text = pg_call([&] {
                 return DatumGetCString(
@@ -27,7 +30,8 @@ Value scalar_to_value(const JsonbValue &v) {
             });
             return Value::number(text);
         }
-        default: throw Error(ErrorCode::Internal, "unexpected jsonb scalar type");
+        default:
+            throw Error(ErrorCode::Internal, "unexpected jsonb scalar type");
     }
 }
 
@@ -54,21 +58,25 @@ JsonbValue string_value(const std::string &s) {
 JsonbValue scalar_to_jsonb(const Value &value) {
     JsonbValue v;
     switch (value.kind()) {
-        case Value::Kind::Null: v.type = jbvNull; break;
+        case Value::Kind::Null:
+            v.type = jbvNull;
+            break;
         case Value::Kind::Bool:
             v.type = jbvBool;
             v.val.boolean = value.as_bool();
             break;
-        case Value::Kind::String: return string_value(value.as_string());
+        case Value::Kind::String:
+            return string_value(value.as_string());
         case Value::Kind::Number:
             v.type = jbvNumeric;
             v.val.numeric = pg_call([&] {
-                return DatumGetNumeric(DirectFunctionCall3(
-                    numeric_in, CStringGetDatum(value.as_number().text.c_str()),
-                    ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+                return DatumGetNumeric(
+                    DirectFunctionCall3(numeric_in, CStringGetDatum(value.as_number().text.c_str()),
+                                        ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
             });
             break;
-        default: throw Error(ErrorCode::Internal, "not a scalar");
+        default:
+            throw Error(ErrorCode::Internal, "not a scalar");
     }
     return v;
 }
@@ -122,10 +130,16 @@ Value jsonb_to_value(Jsonb *jsonb) {
                 else
                     open.push_back(Value::array());
                 break;
-            case WJB_BEGIN_OBJECT: open.push_back(Value::object()); break;
-            case WJB_KEY: keys.emplace_back(v.val.string.val, v.val.string.len); break;
+            case WJB_BEGIN_OBJECT:
+                open.push_back(Value::object());
+                break;
+            case WJB_KEY:
+                keys.emplace_back(v.val.string.val, v.val.string.len);
+                break;
             case WJB_VALUE:
-            case WJB_ELEM: attach(open, keys, result, scalar_to_value(v)); break;
+            case WJB_ELEM:
+                attach(open, keys, result, scalar_to_value(v));
+                break;
             case WJB_END_ARRAY:
                 if (raw_scalar)
                     break;
@@ -136,7 +150,8 @@ Value jsonb_to_value(Jsonb *jsonb) {
                 attach(open, keys, result, std::move(done));
                 break;
             }
-            default: break;
+            default:
+                break;
         }
     }
     return result;

@@ -17,7 +17,9 @@ bool loaded_at_server_start = false;
 
 }  // namespace
 
-void _PG_init(void) { loaded_at_server_start = process_shared_preload_libraries_in_progress; }
+void _PG_init(void) {
+    loaded_at_server_start = process_shared_preload_libraries_in_progress;
+}
 
 // Called by CREATE EXTENSION: collections work without preloading, but the
 // TTL monitor and the shared bucket catalog need it.

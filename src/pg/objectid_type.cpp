@@ -29,8 +29,8 @@ const ObjectId *arg_objectid(FunctionCallInfo fcinfo, int n) {
 
 // -1, 0 or 1 in byte order.
 int compare(FunctionCallInfo fcinfo) {
-    int c = std::memcmp(arg_objectid(fcinfo, 0)->bytes.data(), arg_objectid(fcinfo, 1)->bytes.data(),
-                        ObjectId::kSize);
+    int c = std::memcmp(arg_objectid(fcinfo, 0)->bytes.data(),
+                        arg_objectid(fcinfo, 1)->bytes.data(), ObjectId::kSize);
     return (c > 0) - (c < 0);
 }
 
@@ -64,13 +64,27 @@ TSCOLL_FUNCTION(tscoll_objectid_send) {
     PG_RETURN_BYTEA_P(pq_endtypsend(&buffer));
 }
 
-TSCOLL_FUNCTION(tscoll_objectid_cmp) { PG_RETURN_INT32(compare(fcinfo)); }
-TSCOLL_FUNCTION(tscoll_objectid_eq) { PG_RETURN_BOOL(compare(fcinfo) == 0); }
-TSCOLL_FUNCTION(tscoll_objectid_ne) { PG_RETURN_BOOL(compare(fcinfo) != 0); }
-TSCOLL_FUNCTION(tscoll_objectid_lt) { PG_RETURN_BOOL(compare(fcinfo) < 0); }
-TSCOLL_FUNCTION(tscoll_objectid_le) { PG_RETURN_BOOL(compare(fcinfo) <= 0); }
-TSCOLL_FUNCTION(tscoll_objectid_gt) { PG_RETURN_BOOL(compare(fcinfo) > 0); }
-TSCOLL_FUNCTION(tscoll_objectid_ge) { PG_RETURN_BOOL(compare(fcinfo) >= 0); }
+TSCOLL_FUNCTION(tscoll_objectid_cmp) {
+    PG_RETURN_INT32(compare(fcinfo));
+}
+TSCOLL_FUNCTION(tscoll_objectid_eq) {
+    PG_RETURN_BOOL(compare(fcinfo) == 0);
+}
+TSCOLL_FUNCTION(tscoll_objectid_ne) {
+    PG_RETURN_BOOL(compare(fcinfo) != 0);
+}
+TSCOLL_FUNCTION(tscoll_objectid_lt) {
+    PG_RETURN_BOOL(compare(fcinfo) < 0);
+}
+TSCOLL_FUNCTION(tscoll_objectid_le) {
+    PG_RETURN_BOOL(compare(fcinfo) <= 0);
+}
+TSCOLL_FUNCTION(tscoll_objectid_gt) {
+    PG_RETURN_BOOL(compare(fcinfo) > 0);
+}
+TSCOLL_FUNCTION(tscoll_objectid_ge) {
+    PG_RETURN_BOOL(compare(fcinfo) >= 0);
+}
 
 TSCOLL_FUNCTION(tscoll_objectid_smaller) {
     return compare(fcinfo) <= 0 ? PG_GETARG_DATUM(0) : PG_GETARG_DATUM(1);

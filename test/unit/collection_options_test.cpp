@@ -7,7 +7,8 @@
 namespace tscoll {
 namespace {
 
-Value ts(std::initializer_list<std::pair<const char *, Value>> members, Value top = Value::object()) {
+Value ts(std::initializer_list<std::pair<const char *, Value>> members,
+         Value top = Value::object()) {
     Value t = Value::object();
     for (const auto &[k, v] : members)
         t.add(k, v);
@@ -34,8 +35,12 @@ std::string message_of(const Value &options) {
     return "";
 }
 
-const Value S(const char *s) { return Value::string(s); }
-const Value N(int64_t n) { return Value::number(n); }
+const Value S(const char *s) {
+    return Value::string(s);
+}
+const Value N(int64_t n) {
+    return Value::number(n);
+}
 
 TEST(CollectionOptions, DefaultsToSeconds) {
     CollectionOptions o = parse_create_options(ts({{"timeField", S("t")}}));
@@ -62,8 +67,9 @@ TEST(CollectionOptions, GranularityDefaults) {
 }
 
 TEST(CollectionOptions, FixedBucketing) {
-    CollectionOptions o = parse_create_options(ts(
-        {{"timeField", S("t")}, {"bucketMaxSpanSeconds", N(100)}, {"bucketRoundingSeconds", N(100)}}));
+    CollectionOptions o = parse_create_options(ts({{"timeField", S("t")},
+                                                   {"bucketMaxSpanSeconds", N(100)},
+                                                   {"bucketRoundingSeconds", N(100)}}));
     EXPECT_FALSE(o.granularity);
     EXPECT_EQ(o.bucket_max_span_seconds, 100);
     EXPECT_EQ(o.bucket_rounding_seconds, 100);
@@ -87,8 +93,9 @@ TEST(CollectionOptions, FixedBucketing) {
 
 TEST(CollectionOptions, GranularityCombinations) {
     // The default span of the granularity is allowed, anything else is not.
-    EXPECT_NO_THROW(parse_create_options(ts(
-        {{"timeField", S("t")}, {"granularity", S("hours")}, {"bucketMaxSpanSeconds", N(2592000)}})));
+    EXPECT_NO_THROW(parse_create_options(ts({{"timeField", S("t")},
+                                             {"granularity", S("hours")},
+                                             {"bucketMaxSpanSeconds", N(2592000)}})));
     EXPECT_EQ(error_of(ts({{"timeField", S("t")},
                            {"granularity", S("hours")},
                            {"bucketMaxSpanSeconds", N(3600)}})),

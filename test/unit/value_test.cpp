@@ -7,7 +7,9 @@
 namespace tscoll {
 namespace {
 
-std::optional<int64_t> exact(const char *text) { return Value::number(text).as_exact_int64(); }
+std::optional<int64_t> exact(const char *text) {
+    return Value::number(text).as_exact_int64();
+}
 
 TEST(Value, ExactIntegers) {
     EXPECT_EQ(exact("0"), 0);
@@ -25,9 +27,9 @@ TEST(Value, ExactIntegers) {
 }
 
 TEST(Value, NotExactIntegers) {
-    for (const char *text : {"60.5", "1e-7", "9223372036854775808", "-9223372036854775809",
-                             "1e19", "1e30", "123456789012345678901234567890", "", "-", ".",
-                             "e5", "1e", "1x", "0.000001e3", "1e-999999999999"}) {
+    for (const char *text : {"60.5", "1e-7", "9223372036854775808", "-9223372036854775809", "1e19",
+                             "1e30", "123456789012345678901234567890", "", "-", ".", "e5", "1e",
+                             "1x", "0.000001e3", "1e-999999999999"}) {
         EXPECT_FALSE(exact(text)) << text;
     }
     EXPECT_FALSE(Value::string("60").as_exact_int64());
