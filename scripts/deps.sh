@@ -7,7 +7,6 @@ PACKAGES=(
     build-essential g++ make cmake pkg-config
     postgresql-15 postgresql-server-dev-15 postgresql-contrib
     libbson-dev libgtest-dev libgmock-dev
-    libipc-run-perl python3-psycopg python3-pytest
 )
 
 missing=()
@@ -18,10 +17,8 @@ done
 
 is_root || die "missing packages: ${missing[*]} (run as root, or install them)"
 log "installing: ${missing[*]}"
-# The Debian cluster that postgresql-15 would create and start is not used.
-mkdir -p /etc/postgresql-common
-grep -qs '^create_main_cluster' /etc/postgresql-common/createcluster.conf ||
-    echo 'create_main_cluster = false' >>/etc/postgresql-common/createcluster.conf
+# Debian's own cluster (15/main, port 5432) may be created and started by
+# the package; tscoll's instances use their own ports and directories.
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
