@@ -1,15 +1,7 @@
 -- The C++ <-> PostgreSQL error boundary (src/pg/guard.hpp): C++ exceptions
 -- become SQL errors with the right SQLSTATE, and PostgreSQL errors raised
 -- under live C++ frames unwind them without leaks or crashes.
--- Start from a clean database: pg_regress runs every file in the same one.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS tscoll CASCADE;
-DROP SCHEMA IF EXISTS public CASCADE;
-CREATE SCHEMA public;
-GRANT USAGE ON SCHEMA public TO PUBLIC;
-RESET client_min_messages;
-\set SHOW_CONTEXT never
-CREATE EXTENSION tscoll;
+\i test/setup.psql
 
 -- Test-only entry points of the library; not part of the SQL API.
 CREATE FUNCTION probe_throw(kind text, depth int) RETURNS void
@@ -18,7 +10,7 @@ CREATE FUNCTION probe_pg_error(input text, depth int) RETURNS bigint
     AS '$libdir/tscoll', 'tscoll_probe_pg_error' LANGUAGE C STRICT;
 
 -- Runs a statement; returns its SQLSTATE and messages, or 'ok'.
-CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION try_detailed(stmt text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     detail text;
     hint text;
@@ -34,13 +26,13 @@ END $$;
 
 -- A core error 50 frames down: its class decides the SQLSTATE (22023), and
 -- its detail and hint survive.
-SELECT try('SELECT probe_throw(''core'', 50)');
+SELECT try_detailed('SELECT probe_throw(''core'', 50)');
 -- std::bad_alloc is out of memory (53200); any other std::exception is an
 -- internal error (XX000).
-SELECT try('SELECT probe_throw(''bad_alloc'', 50)');
-SELECT try('SELECT probe_throw(''std'', 50)');
+SELECT try_detailed('SELECT probe_throw(''bad_alloc'', 50)');
+SELECT try_detailed('SELECT probe_throw(''std'', 50)');
 -- A PostgreSQL error under 50 C++ frames comes out unchanged (22P02).
-SELECT try('SELECT probe_pg_error(''not a number'', 50)');
+SELECT try_detailed('SELECT probe_pg_error(''not a number'', 50)');
 -- Without an error the frames return normally: 51 frames of 4096 bytes + 7.
 SELECT probe_pg_error('7', 50);
 -- The same errors at top level, as a client sees them.

@@ -1,15 +1,7 @@
 -- The tscoll_buckets table access method does everything heap does on a
 -- bucket table: INSERT, COPY, every scan kind, index builds (also
 -- CONCURRENTLY), UPDATE, DELETE, VACUUM, ANALYZE, CLUSTER, TRUNCATE.
--- Start from a clean database: pg_regress runs every file in the same one.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS tscoll CASCADE;
-DROP SCHEMA IF EXISTS public CASCADE;
-CREATE SCHEMA public;
-GRANT USAGE ON SCHEMA public TO PUBLIC;
-RESET client_min_messages;
-\set SHOW_CONTEXT never
-CREATE EXTENSION tscoll;
+\i test/setup.psql
 SELECT tscoll.create_collection('w', 't', 'm');
 
 -- Rows written directly, with a valid control.

@@ -1,14 +1,6 @@
 -- What a collection is made of (SPEC §2.2): catalog row, bucket table,
 -- view, default index; list_collections; buckets().
--- Start from a clean database: pg_regress runs every file in the same one.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS tscoll CASCADE;
-DROP SCHEMA IF EXISTS public CASCADE;
-CREATE SCHEMA public;
-GRANT USAGE ON SCHEMA public TO PUBLIC;
-RESET client_min_messages;
-\set SHOW_CONTEXT never
-CREATE EXTENSION tscoll;
+\i test/setup.psql
 
 SELECT tscoll.create_collection('weather', 'timestamp', 'sensor');
 SELECT tscoll.create_collection('nometa', 'ts', granularity => 'minutes', expire_after_seconds => 3600);

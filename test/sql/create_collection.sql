@@ -1,23 +1,8 @@
 -- tscoll.create_collection / create_collection_from_options: every row of
 -- SPEC §2.1's validation table, with its SQLSTATE; idempotence; nothing
 -- left behind after a failure.
--- Start from a clean database: pg_regress runs every file in the same one.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS tscoll CASCADE;
-DROP SCHEMA IF EXISTS public CASCADE;
-CREATE SCHEMA public;
-GRANT USAGE ON SCHEMA public TO PUBLIC;
-RESET client_min_messages;
-\set SHOW_CONTEXT never
-CREATE EXTENSION tscoll;
+\i test/setup.psql
 
-CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 CREATE FUNCTION opts(options jsonb) RETURNS text LANGUAGE sql AS $$
     SELECT try(format('SELECT tscoll.create_collection_from_options(%L, %L)', 'c', options)) $$;
 -- Relations and catalog rows, to show that failures leave nothing behind.

@@ -1,21 +1,6 @@
 -- Dropping, renaming and moving collections keep the catalog right.
--- Start from a clean database: pg_regress runs every file in the same one.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS tscoll CASCADE;
-DROP SCHEMA IF EXISTS public CASCADE;
-CREATE SCHEMA public;
-GRANT USAGE ON SCHEMA public TO PUBLIC;
-RESET client_min_messages;
-\set SHOW_CONTEXT never
-CREATE EXTENSION tscoll;
+\i test/setup.psql
 
-CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 CREATE SCHEMA archive;
 CREATE FUNCTION state() RETURNS TABLE (view text, bucket_table text, relations bigint)
     LANGUAGE sql AS $$

@@ -1,13 +1,5 @@
 -- tscoll.objectid: text I/O, ordering, hashing, time component.
--- Start from a clean database: pg_regress runs every file in the same one.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS tscoll CASCADE;
-DROP SCHEMA IF EXISTS public CASCADE;
-CREATE SCHEMA public;
-GRANT USAGE ON SCHEMA public TO PUBLIC;
-RESET client_min_messages;
-\set SHOW_CONTEXT never
-CREATE EXTENSION tscoll;
+\i test/setup.psql
 
 SELECT '5f0000000000000000000001'::tscoll.objectid;
 -- Upper-case input is accepted, output is lower case.

@@ -1,21 +1,6 @@
 -- Ownership and privileges around the catalog and the collection functions.
--- Start from a clean database: pg_regress runs every file in the same one.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS tscoll CASCADE;
-DROP SCHEMA IF EXISTS public CASCADE;
-CREATE SCHEMA public;
-GRANT USAGE ON SCHEMA public TO PUBLIC;
-RESET client_min_messages;
-\set SHOW_CONTEXT never
-CREATE EXTENSION tscoll;
+\i test/setup.psql
 
-CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 GRANT EXECUTE ON FUNCTION try(text) TO PUBLIC;
 CREATE ROLE tscoll_alice;
 CREATE ROLE tscoll_bob;
@@ -64,6 +49,6 @@ SELECT tscoll.drop_collection('shared.alice_data');
 RESET ROLE;
 SELECT count(*) FROM tscoll.collections;
 DROP SCHEMA shared CASCADE;
-DROP FUNCTION try(text);
+
 DROP ROLE tscoll_alice;
 DROP ROLE tscoll_bob;
