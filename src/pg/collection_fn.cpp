@@ -13,11 +13,9 @@ extern "C" {
 #include "core/error.hpp"
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
+#include "pg/pg_time.hpp"
 
 namespace {
-
-constexpr int64 kPostgresEpochMicros =
-    int64{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY * USECS_PER_SEC;
 
 Jsonb *validate_options(Jsonb *options) {
     tscoll::CollectionOptions parsed =
@@ -68,7 +66,7 @@ TSCOLL_FUNCTION(tscoll_control_time) {
                         errmsg("invalid bucket control: \"%s.%s\" must be a date in the form "
                                "YYYY-MM-DDTHH:MM:SS.fffZ",
                                bound, field)));
-    TimestampTz result = *t - kPostgresEpochMicros;
+    TimestampTz result = tscoll::pg::to_timestamptz(*t);
     if (!IS_VALID_TIMESTAMP(result))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("invalid bucket control: \"%s.%s\" is out of range", bound, field)));

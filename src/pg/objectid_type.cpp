@@ -12,6 +12,7 @@ extern "C" {
 
 #include "core/objectid.hpp"
 #include "pg/guard.hpp"
+#include "pg/pg_time.hpp"
 
 using tscoll::ObjectId;
 
@@ -105,7 +106,5 @@ TSCOLL_FUNCTION(tscoll_objectid_hash_extended) {
 // The 4-byte time component, read as unsigned seconds since 1970.
 TSCOLL_FUNCTION(tscoll_objectid_time) {
     int64 unix_seconds = arg_objectid(fcinfo, 0)->seconds();
-    constexpr int64 kPostgresEpochOffset =
-        int64{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY;
-    PG_RETURN_TIMESTAMPTZ((unix_seconds - kPostgresEpochOffset) * USECS_PER_SEC);
+    PG_RETURN_TIMESTAMPTZ(tscoll::pg::to_timestamptz(unix_seconds * USECS_PER_SEC));
 }
