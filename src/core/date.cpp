@@ -66,7 +66,107 @@ bool expect(std::string_view s, size_t &pos, char c) {
     return true;
 }
 
+// [+-]YYYYYY or YYYY, then -MM-DD: days since 1970.
+std::optional<int64_t> parse_day(std::string_view s, size_t &pos) {
+    std::optional<int64_t> year;
+    if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+        bool negative = s[0] == '-';
+        pos = 1;
+        year = digits(s, pos, 6);
+        if (year && negative)
+            year = -*year;
+    } else {
+        year = digits(s, pos, 4);
+    }
+    // Beyond +/-200000 years the microseconds would overflow int64.
+    if (!year || *year > 200000 || *year < -200000 || !expect(s, pos, '-'))
+        return std::nullopt;
+    auto month = digits(s, pos, 2);
+    if (!month || *month < 1 || *month > 12 || !expect(s, pos, '-'))
+        return std::nullopt;
+    auto day = digits(s, pos, 2);
+    if (!day || *day < 1 || *day > days_in_month(*year, static_cast<unsigned>(*month)))
+        return std::nullopt;
+    return days_from_civil(*year, static_cast<unsigned>(*month), static_cast<unsigned>(*day));
+}
+
+// HH:MM[:SS]: seconds of the day.
+std::optional<int64_t> parse_clock(std::string_view s, size_t &pos, bool seconds_required) {
+    auto hour = digits(s, pos, 2);
+    if (!hour || *hour > 23 || !expect(s, pos, ':'))
+        return std::nullopt;
+    auto minute = digits(s, pos, 2);
+    if (!minute || *minute > 59)
+        return std::nullopt;
+    int64_t second = 0;
+    if (seconds_required || (pos < s.size() && s[pos] == ':')) {
+        auto sec = expect(s, pos, ':') ? digits(s, pos, 2) : std::nullopt;
+        if (!sec || *sec > 59)
+            return std::nullopt;
+        second = *sec;
+    }
+    return *hour * 3600 + *minute * 60 + second;
+}
+
+// Z, or +HH[:MM] / -HH[MM]: the offset in seconds east of UTC.
+std::optional<int64_t> parse_offset(std::string_view s, size_t &pos) {
+    if (expect(s, pos, 'Z') || expect(s, pos, 'z'))
+        return 0;
+    if (pos >= s.size() || (s[pos] != '+' && s[pos] != '-'))
+        return std::nullopt;
+    int64_t sign = s[pos++] == '-' ? -1 : 1;
+    auto hours = digits(s, pos, 2);
+    if (!hours || *hours > 23)
+        return std::nullopt;
+    int64_t minutes = 0;
+    if (pos < s.size()) {
+        expect(s, pos, ':');
+        auto m = digits(s, pos, 2);
+        if (!m || *m > 59)
+            return std::nullopt;
+        minutes = *m;
+    }
+    return sign * (*hours * 3600 + minutes * 60);
+}
+
 }  // namespace
+
+std::optional<UnixMicros> parse_iso_date(std::string_view s) {
+    size_t pos = 0;
+    std::optional<int64_t> days = parse_day(s, pos);
+    if (!days)
+        return std::nullopt;
+    int64_t seconds = *days * kSecondsPerDay;
+    int64_t micros = 0;
+    if (pos < s.size() && (s[pos] == 'T' || s[pos] == 't' || s[pos] == ' ')) {
+        pos++;
+        std::optional<int64_t> clock = parse_clock(s, pos, false);
+        if (!clock)
+            return std::nullopt;
+        seconds += *clock;
+        if (expect(s, pos, '.') || expect(s, pos, ',')) {
+            size_t start = pos;
+            int64_t scale = 100000;
+            for (; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; pos++, scale /= 10) {
+                if (scale >= 1)
+                    micros += (s[pos] - '0') * scale;
+                else if (scale == 0 && s[pos] >= '5' && pos == start + 6)
+                    micros += 1;  // round half up at the seventh digit
+            }
+            if (pos == start)
+                return std::nullopt;
+        }
+        if (pos < s.size()) {
+            std::optional<int64_t> offset = parse_offset(s, pos);
+            if (!offset)
+                return std::nullopt;
+            seconds -= *offset;
+        }
+    }
+    if (pos != s.size())
+        return std::nullopt;
+    return seconds * kMicrosPerSecond + micros;
+}
 
 std::string format_canonical_date(UnixMicros t) {
     int64_t days = floor_div(t, kSecondsPerDay * kMicrosPerSecond);
@@ -93,34 +193,11 @@ std::string format_canonical_date(UnixMicros t) {
 
 std::optional<UnixMicros> parse_canonical_date(std::string_view s) {
     size_t pos = 0;
-    std::optional<int64_t> year;
-    if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-        bool negative = s[0] == '-';
-        pos = 1;
-        year = digits(s, pos, 6);
-        if (year && negative)
-            year = -*year;
-    } else {
-        year = digits(s, pos, 4);
-    }
-    // Beyond +/-200000 years the microseconds would overflow int64.
-    if (!year || *year > 200000 || *year < -200000 || !expect(s, pos, '-'))
+    std::optional<int64_t> days = parse_day(s, pos);
+    if (!days || !expect(s, pos, 'T'))
         return std::nullopt;
-    auto month = digits(s, pos, 2);
-    if (!month || *month < 1 || *month > 12 || !expect(s, pos, '-'))
-        return std::nullopt;
-    auto day = digits(s, pos, 2);
-    if (!day || *day < 1 || *day > days_in_month(*year, static_cast<unsigned>(*month)) ||
-        !expect(s, pos, 'T'))
-        return std::nullopt;
-    auto hour = digits(s, pos, 2);
-    if (!hour || *hour > 23 || !expect(s, pos, ':'))
-        return std::nullopt;
-    auto minute = digits(s, pos, 2);
-    if (!minute || *minute > 59 || !expect(s, pos, ':'))
-        return std::nullopt;
-    auto second = digits(s, pos, 2);
-    if (!second || *second > 59 || !expect(s, pos, '.'))
+    std::optional<int64_t> clock = parse_clock(s, pos, true);
+    if (!clock || !expect(s, pos, '.'))
         return std::nullopt;
     size_t fraction_digits = s.size() - pos - 1;
     if (fraction_digits != 3 && fraction_digits != 6)
@@ -129,10 +206,7 @@ std::optional<UnixMicros> parse_canonical_date(std::string_view s) {
     if (!fraction || !expect(s, pos, 'Z') || pos != s.size())
         return std::nullopt;
     int64_t micros = fraction_digits == 3 ? *fraction * 1000 : *fraction;
-    int64_t days =
-        days_from_civil(*year, static_cast<unsigned>(*month), static_cast<unsigned>(*day));
-    return (days * kSecondsPerDay + *hour * 3600 + *minute * 60 + *second) * kMicrosPerSecond +
-           micros;
+    return (*days * kSecondsPerDay + *clock) * kMicrosPerSecond + micros;
 }
 
 }  // namespace tscoll

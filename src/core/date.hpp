@@ -18,6 +18,12 @@ std::string format_canonical_date(UnixMicros t);
 // Parses exactly the canonical form (3 or 6 fractional digits, 'Z').
 std::optional<UnixMicros> parse_canonical_date(std::string_view text);
 
+// Parses an RFC 3339 / ISO 8601 date-time: YYYY-MM-DD, optionally followed
+// by T (or a space) and HH:MM[:SS[.fraction]], optionally followed by Z or a
+// UTC offset +HH[:MM]; no offset means UTC. Fractions beyond microseconds are
+// rounded. Nothing else (no "now", no zone names, no session settings).
+std::optional<UnixMicros> parse_iso_date(std::string_view text);
+
 // floor(a / b) for b > 0, also for negative a (dates before 1970).
 constexpr int64_t floor_div(int64_t a, int64_t b) {
     return a / b - ((a % b != 0) && (a < 0));

@@ -1,6 +1,8 @@
-// A JSON value as the core sees it: what src/pg converts jsonb to and from.
-// Numbers keep their exact decimal text (jsonb's numeric), so no value is
-// ever rounded on its way through the core.
+// A measurement value as the core sees it: JSON's types, plus the two BSON
+// types a measurement can carry that JSON lacks: dates (the time field and
+// {"$date": ...} values) and ObjectIds (generated _ids). Numbers keep their
+// exact decimal text (jsonb's numeric), so no value is ever rounded on its
+// way through the core.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,9 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "core/date.hpp"
+#include "core/objectid.hpp"
 
 namespace tscoll {
 
@@ -24,7 +29,7 @@ class Value {
   public:
     using Array = std::vector<Value>;
     using Object = std::vector<Member>;  // key order as given
-    enum class Kind { Null, Bool, Number, String, Array, Object };
+    enum class Kind { Null, Bool, Number, String, Array, Object, Date, ObjectId };
 
     Value() = default;
     static Value null() { return Value(); }
@@ -34,6 +39,8 @@ class Value {
     static Value string(std::string s) { return Value(Storage(std::move(s))); }
     static Value array(Array a = {}) { return Value(Storage(std::move(a))); }
     static Value object(Object o = {}) { return Value(Storage(std::move(o))); }
+    static Value date(UnixMicros t) { return Value(Storage(DateValue{t})); }
+    static Value objectid(const ObjectId &id) { return Value(Storage(id)); }
 
     Kind kind() const { return static_cast<Kind>(v_.index()); }
     bool is(Kind k) const { return kind() == k; }
@@ -45,6 +52,8 @@ class Value {
     const std::string &as_string() const { return std::get<std::string>(v_); }
     const Array &as_array() const { return std::get<Array>(v_); }
     const Object &as_object() const { return std::get<Object>(v_); }
+    UnixMicros as_date() const { return std::get<DateValue>(v_).micros; }
+    const ObjectId &as_objectid() const { return std::get<ObjectId>(v_); }
     Array &as_array() { return std::get<Array>(v_); }
     Object &as_object() { return std::get<Object>(v_); }
 
@@ -57,7 +66,11 @@ class Value {
     std::optional<int64_t> as_exact_int64() const;
 
   private:
-    using Storage = std::variant<std::monostate, bool, Number, std::string, Array, Object>;
+    struct DateValue {
+        UnixMicros micros;
+    };
+    using Storage =
+        std::variant<std::monostate, bool, Number, std::string, Array, Object, DateValue, ObjectId>;
     explicit Value(Storage v) : v_(std::move(v)) {}
     Storage v_;
 };

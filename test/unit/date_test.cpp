@@ -60,5 +60,24 @@ TEST(Date, FloorDiv) {
     EXPECT_EQ(floor_div(-1, 60), -1);
 }
 
+TEST(Date, IsoInput) {
+    EXPECT_EQ(parse_iso_date("2021-05-18T00:00:00Z"), 1621296000 * kSecond);
+    EXPECT_EQ(parse_iso_date("2021-05-18T00:00:00"), 1621296000 * kSecond);  // no offset: UTC
+    EXPECT_EQ(parse_iso_date("2021-05-18T02:00:00+02:00"), 1621296000 * kSecond);
+    EXPECT_EQ(parse_iso_date("2021-05-17T19:30:00-0430"), 1621296000 * kSecond);
+    EXPECT_EQ(parse_iso_date("2021-05-18 00:00:00.5z"), 1621296000 * kSecond + 500000);
+    EXPECT_EQ(parse_iso_date("2021-05-18T00:00:00.1234567Z"), 1621296000 * kSecond + 123457);
+    EXPECT_EQ(parse_iso_date("2021-05-18T00:00Z"), 1621296000 * kSecond);
+    EXPECT_EQ(parse_iso_date("2021-05-18"), 1621296000 * kSecond);
+    EXPECT_EQ(parse_iso_date("1969-12-31T23:59:59.999Z"), -1000);
+    EXPECT_EQ(parse_iso_date("+012021-01-01T00:00:00Z"),
+              parse_canonical_date("+012021-01-01T00:00:00.000Z"));
+    for (const char *bad :
+         {"now", "epoch", "infinity", "2021-05-18T00:00:00 PST", "", "2021", "2021-02-29T00:00:00Z",
+          "2021-05-18T24:00:00Z", "18/05/2021", "2021-05-18T00:00:00+25:00",
+          "2021-05-18T00:00:00.Z", "2021-05-18T00:00:60Z", "May 18 2021"})
+        EXPECT_EQ(parse_iso_date(bad), std::nullopt) << bad;
+}
+
 }  // namespace
 }  // namespace tscoll

@@ -1,0 +1,85 @@
+#include "core/bucket.hpp"
+
+#include "core/compare.hpp"
+
+namespace tscoll {
+
+namespace {
+
+constexpr int64_t kMicrosPerSecond = 1000000;
+
+}  // namespace
+
+UnixMicros bucket_start(UnixMicros t, int64_t rounding_seconds) {
+    int64_t seconds = floor_div(t, kMicrosPerSecond);
+    return floor_div(seconds, rounding_seconds) * rounding_seconds * kMicrosPerSecond;
+}
+
+Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field)
+    : id_(id), min_time_(min_time), time_field_(std::move(time_field)) {}
+
+Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketData data)
+    : id_(id), min_time_(min_time), time_field_(std::move(time_field)), data_(std::move(data)) {
+    for (const Value &fields : data_.measurements()) {
+        summarise(fields);
+        schema_.add(fields);
+    }
+}
+
+Bucket::Decision Bucket::decide(const Measurement &m, const BucketingLimits &limits) const {
+    if (m.time - min_time_ >= limits.max_span_seconds * kMicrosPerSecond)
+        return {Rollover::TimeForward, false};
+    if (m.time < min_time_)
+        return {Rollover::TimeBackward, false};
+    if (data_.count() >= limits.max_count)
+        return {Rollover::Count, false};
+    bool large = false;
+    uint64_t new_size = data_.size() + m.bson_size;
+    if (new_size > static_cast<uint64_t>(limits.max_size)) {
+        if (data_.count() >= limits.min_count ||
+            new_size > static_cast<uint64_t>(BucketingLimits::kLargeMeasurementsMaxSize))
+            return {Rollover::Size, false};
+        large = true;
+    }
+    if (!schema_.compatible(m.fields))
+        return {Rollover::SchemaChange, false};
+    return {Rollover::None, large};
+}
+
+bool Bucket::keep_open_for_large_measurements() {
+    bool first = !kept_open_for_large_;
+    kept_open_for_large_ = true;
+    return first;
+}
+
+void Bucket::append(const Measurement &m) {
+    data_.append(m.fields, m.bson_size);
+    summarise(m.fields);
+    schema_.add(m.fields);
+}
+
+void Bucket::summarise(const Value &fields) {
+    fold_min(min_, fields);
+    fold_max(max_, fields);
+}
+
+Value Bucket::control() const {
+    Value min = min_;
+    Value max = max_;
+    // control.min.<time> is the bucket's rounded start, not its earliest
+    // measurement; the time field is written as the canonical text (SPEC §3).
+    for (Member &m : min.as_object())
+        if (m.key == time_field_)
+            m.value = Value::string(format_canonical_date(min_time_));
+    for (Member &m : max.as_object())
+        if (m.key == time_field_ && m.value.is(Value::Kind::Date))
+            m.value = Value::string(format_canonical_date(m.value.as_date()));
+    Value control = Value::object();
+    control.add("version", Value::number(1));
+    control.add("min", std::move(min));
+    control.add("max", std::move(max));
+    control.add("count", Value::number(static_cast<int64_t>(data_.count())));
+    return control;
+}
+
+}  // namespace tscoll

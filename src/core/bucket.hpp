@@ -1,0 +1,79 @@
+// One bucket as the insert path builds it (SPEC §4.1): its measurements,
+// control.min/max, schema, and the rollover decision for the next
+// measurement.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/bucket_data.hpp"
+#include "core/date.hpp"
+#include "core/objectid.hpp"
+#include "core/summary.hpp"
+#include "core/value.hpp"
+
+namespace tscoll {
+
+struct BucketingLimits {
+    int64_t max_span_seconds = 3600;
+    int64_t rounding_seconds = 60;
+    int64_t max_count = 1000;
+    int64_t max_size = 128000;
+    int64_t min_count = 10;
+    // A bucket under min_count measurements grows up to this size.
+    static constexpr int64_t kLargeMeasurementsMaxSize = 12 * 1024 * 1024;
+};
+
+// Why a bucket cannot take a measurement, in the order MongoDB checks.
+enum class Rollover { None, TimeForward, TimeBackward, Count, Size, SchemaChange };
+
+// The start of the bucket a measurement at `t` opens: t rounded down to
+// the rounding, also before 1970.
+UnixMicros bucket_start(UnixMicros t, int64_t rounding_seconds);
+
+// A measurement ready for a bucket: its fields without the meta field (the
+// time field as a Date, _id filled in) and its BSON size.
+struct Measurement {
+    UnixMicros time;
+    Value fields;
+    uint64_t bson_size;
+};
+
+class Bucket {
+  public:
+    // A new, empty bucket starting at `min_time`.
+    Bucket(ObjectId id, UnixMicros min_time, std::string time_field);
+    // A bucket read back from its stored data.
+    Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketData data);
+
+    const ObjectId &id() const { return id_; }
+    UnixMicros min_time() const { return min_time_; }
+    const BucketData &data() const { return data_; }
+    uint32_t count() const { return data_.count(); }
+
+    struct Decision {
+        Rollover reason;
+        bool kept_open_for_large_measurements;  // rule 4's exception applied
+    };
+    Decision decide(const Measurement &m, const BucketingLimits &limits) const;
+    void append(const Measurement &m);
+    // Records that rule 4's exception applied; true the first time only.
+    bool keep_open_for_large_measurements();
+
+    // {"version": 1, "min": {...}, "max": {...}, "count": n}
+    Value control() const;
+
+  private:
+    void summarise(const Value &fields);
+
+    ObjectId id_;
+    UnixMicros min_time_;
+    std::string time_field_;
+    BucketData data_;
+    Value min_ = Value::object();
+    Value max_ = Value::object();
+    Schema schema_;
+    bool kept_open_for_large_ = false;
+};
+
+}  // namespace tscoll

@@ -1,0 +1,341 @@
+#include "core/bucket_data.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/number.hpp"
+
+namespace tscoll {
+
+namespace {
+
+constexpr char kMagic[4] = {'T', 'S', 'C', 'B'};
+constexpr size_t kMaxDepth = 200;  // well above the 100 levels a measurement may have
+
+enum Tag : uint8_t {
+    kNull = 0,
+    kFalse = 1,
+    kTrue = 2,
+    kInteger = 3,   // zigzag varint
+    kDouble = 4,    // 8 bytes, little-endian IEEE 754
+    kDecimal = 5,   // varint length + decimal text
+    kString = 6,    // varint length + UTF-8 bytes
+    kDate = 7,      // zigzag varint: microseconds minus the column's previous date
+    kObjectId = 8,  // 12 bytes
+    kObject = 9,    // varint count, then (varint length + key, value) each
+    kArray = 10,    // varint count, then values
+};
+
+uint64_t zigzag(int64_t v) {
+    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+
+int64_t unzigzag(uint64_t v) {
+    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+class Writer {
+  public:
+    void byte(uint8_t b) { out_.push_back(static_cast<char>(b)); }
+    void varint(uint64_t v) {
+        while (v >= 0x80) {
+            byte(static_cast<uint8_t>(v | 0x80));
+            v >>= 7;
+        }
+        byte(static_cast<uint8_t>(v));
+    }
+    void bytes(std::string_view s) { out_.append(s); }
+    void text(std::string_view s) {
+        varint(s.size());
+        bytes(s);
+    }
+    void value(const Value &v, int64_t &previous_date);
+    std::string take() { return std::move(out_); }
+    const std::string &buffer() const { return out_; }
+
+  private:
+    void number(const Number &n);
+    std::string out_;
+};
+
+void Writer::number(const Number &n) {
+    if (std::optional<int64_t> i = exact_int64(n.text)) {
+        byte(kInteger);
+        varint(zigzag(*i));
+    } else if (std::optional<double> d = exact_double(n.text)) {
+        byte(kDouble);
+        char raw[8];
+        std::memcpy(raw, &*d, 8);  // the machine is little-endian (checked in decode)
+        bytes(std::string_view(raw, 8));
+    } else {
+        byte(kDecimal);
+        text(n.text);
+    }
+}
+
+void Writer::value(const Value &v, int64_t &previous_date) {
+    switch (v.kind()) {
+        case Value::Kind::Null:
+            byte(kNull);
+            break;
+        case Value::Kind::Bool:
+            byte(v.as_bool() ? kTrue : kFalse);
+            break;
+        case Value::Kind::Number:
+            number(v.as_number());
+            break;
+        case Value::Kind::String:
+            byte(kString);
+            text(v.as_string());
+            break;
+        case Value::Kind::Date:
+            byte(kDate);
+            varint(zigzag(static_cast<int64_t>(static_cast<uint64_t>(v.as_date()) -
+                                               static_cast<uint64_t>(previous_date))));
+            previous_date = v.as_date();
+            break;
+        case Value::Kind::ObjectId:
+            byte(kObjectId);
+            bytes(std::string_view(reinterpret_cast<const char *>(v.as_objectid().bytes.data()),
+                                   ObjectId::kSize));
+            break;
+        case Value::Kind::Object: {
+            byte(kObject);
+            varint(v.as_object().size());
+            int64_t nested_date = 0;
+            for (const Member &m : v.as_object()) {
+                text(m.key);
+                value(m.value, nested_date);
+            }
+            break;
+        }
+        case Value::Kind::Array: {
+            byte(kArray);
+            varint(v.as_array().size());
+            int64_t nested_date = 0;
+            for (const Value &e : v.as_array())
+                value(e, nested_date);
+            break;
+        }
+    }
+}
+
+[[noreturn]] void corrupt(const std::string &what) {
+    throw Error(ErrorCode::Corrupt, "bucket data is corrupt: " + what);
+}
+
+class Reader {
+  public:
+    explicit Reader(std::string_view in) : in_(in) {}
+    uint8_t byte() {
+        if (pos_ >= in_.size())
+            corrupt("unexpected end of data");
+        return static_cast<uint8_t>(in_[pos_++]);
+    }
+    uint64_t varint() {
+        uint64_t v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            uint8_t b = byte();
+            v |= static_cast<uint64_t>(b & 0x7f) << shift;
+            if ((b & 0x80) == 0)
+                return v;
+        }
+        corrupt("varint too long");
+    }
+    std::string_view bytes(uint64_t n) {
+        if (n > in_.size() - pos_)
+            corrupt("length beyond the end of data");
+        std::string_view s = in_.substr(pos_, n);
+        pos_ += n;
+        return s;
+    }
+    std::string_view text() { return bytes(varint()); }
+    // A count of items, each at least one byte long.
+    uint64_t count() {
+        uint64_t n = varint();
+        if (n > in_.size() - pos_)
+            corrupt("count beyond the end of data");
+        return n;
+    }
+    Value value(int64_t &previous_date, size_t depth);
+    bool at_end() const { return pos_ == in_.size(); }
+
+  private:
+    std::string_view in_;
+    size_t pos_ = 0;
+};
+
+Value Reader::value(int64_t &previous_date, size_t depth) {
+    if (depth > kMaxDepth)
+        corrupt("nesting too deep");
+    uint8_t tag = byte();
+    switch (tag) {
+        case kNull:
+            return Value::null();
+        case kFalse:
+        case kTrue:
+            return Value::boolean(tag == kTrue);
+        case kInteger:
+            return Value::number(unzigzag(varint()));
+        case kDouble: {
+            double d;
+            std::memcpy(&d, bytes(8).data(), 8);
+            return Value::number(shortest_text(d));
+        }
+        case kDecimal: {
+            std::string_view text_value = text();
+            if (!Decimal::parse(text_value))
+                corrupt("malformed decimal");
+            return Value::number(std::string(text_value));
+        }
+        case kString:
+            return Value::string(std::string(text()));
+        case kDate:
+            previous_date = static_cast<int64_t>(static_cast<uint64_t>(previous_date) +
+                                                 static_cast<uint64_t>(unzigzag(varint())));
+            return Value::date(previous_date);
+        case kObjectId: {
+            ObjectId id;
+            std::memcpy(id.bytes.data(), bytes(ObjectId::kSize).data(), ObjectId::kSize);
+            return Value::objectid(id);
+        }
+        case kObject: {
+            Value object = Value::object();
+            uint64_t n = count();
+            int64_t nested_date = 0;
+            for (uint64_t i = 0; i < n; i++) {
+                std::string key(text());
+                object.add(std::move(key), value(nested_date, depth + 1));
+            }
+            return object;
+        }
+        case kArray: {
+            Value array = Value::array();
+            uint64_t n = count();
+            int64_t nested_date = 0;
+            for (uint64_t i = 0; i < n; i++)
+                array.as_array().push_back(value(nested_date, depth + 1));
+            return array;
+        }
+        default:
+            corrupt("unknown value tag " + std::to_string(tag));
+    }
+}
+
+}  // namespace
+
+BucketColumn &BucketData::column(const std::string &name) {
+    auto [it, inserted] = index_.try_emplace(name, columns_.size());
+    if (inserted)
+        columns_.push_back(BucketColumn{name, {}, {}});
+    return columns_[it->second];
+}
+
+void BucketData::append(const Value &measurement, uint64_t bson_size) {
+    for (const Member &m : measurement.as_object()) {
+        BucketColumn &c = column(m.key);
+        // A key repeated within one measurement keeps its first value, as jsonb does not
+        // allow repeats; the guard keeps positions strictly increasing regardless.
+        if (!c.positions.empty() && c.positions.back() == count_)
+            continue;
+        c.positions.push_back(count_);
+        c.values.push_back(m.value);
+    }
+    count_++;
+    size_ += bson_size;
+}
+
+std::vector<Value> BucketData::measurements() const {
+    std::vector<Value> out(count_, Value::object());
+    for (const BucketColumn &c : columns_)
+        for (size_t i = 0; i < c.positions.size(); i++)
+            out[c.positions[i]].add(c.name, c.values[i]);
+    return out;
+}
+
+std::string BucketData::encode() const {
+    Writer w;
+    w.bytes(std::string_view(kMagic, sizeof kMagic));
+    w.byte(kFormatVersion);
+    w.varint(count_);
+    w.varint(size_);
+    w.varint(columns_.size());
+    for (const BucketColumn &c : columns_) {
+        w.text(c.name);
+        w.varint(c.positions.size());
+        int64_t previous_position = -1;
+        int64_t previous_date = 0;
+        for (size_t i = 0; i < c.positions.size(); i++) {
+            w.varint(static_cast<uint64_t>(c.positions[i] - previous_position - 1));
+            previous_position = c.positions[i];
+            w.value(c.values[i], previous_date);
+        }
+    }
+    uint32_t checksum = crc32c(w.buffer());
+    for (int i = 0; i < 4; i++)
+        w.byte(static_cast<uint8_t>(checksum >> (8 * i)));
+    return w.take();
+}
+
+BucketData BucketData::decode(std::string_view bytes) {
+    static_assert(sizeof(double) == 8);
+    if (bytes.size() < sizeof kMagic + 1 + 4 || std::memcmp(bytes.data(), kMagic, 4) != 0)
+        corrupt("not tscoll bucket data");
+    std::string_view body = bytes.substr(0, bytes.size() - 4);
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; i++)
+        stored |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[body.size() + i])) << (8 * i);
+    if (crc32c(body) != stored)
+        corrupt("checksum mismatch");
+    Reader r(body.substr(sizeof kMagic));
+    if (uint8_t version = r.byte(); version != kFormatVersion)
+        corrupt("unknown format version " + std::to_string(version));
+    BucketData data;
+    uint64_t count = r.varint();
+    if (count > UINT32_MAX)
+        corrupt("count out of range");
+    data.count_ = static_cast<uint32_t>(count);
+    data.size_ = r.varint();
+    uint64_t columns = r.count();
+    for (uint64_t i = 0; i < columns; i++) {
+        std::string name(r.text());
+        if (data.index_.count(name) != 0)
+            corrupt("field \"" + name + "\" appears twice");
+        BucketColumn &c = data.column(name);
+        uint64_t n = r.count();
+        int64_t position = -1;
+        int64_t previous_date = 0;
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t gap = r.varint();
+            if (gap >= count ||
+                position + 1 + static_cast<int64_t>(gap) >= static_cast<int64_t>(count))
+                corrupt("position out of range in field \"" + name + "\"");
+            position += 1 + static_cast<int64_t>(gap);
+            c.positions.push_back(static_cast<uint32_t>(position));
+            c.values.push_back(r.value(previous_date, 0));
+        }
+    }
+    if (!r.at_end())
+        corrupt("trailing bytes");
+    return data;
+}
+
+uint32_t crc32c(std::string_view bytes) {
+    static const auto table = [] {
+        std::array<uint32_t, 256> t{};
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = (c & 1) ? 0x82F63B78u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    uint32_t crc = 0xFFFFFFFFu;
+    for (char ch : bytes)
+        crc = table[(crc ^ static_cast<uint8_t>(ch)) & 0xFF] ^ (crc >> 8);
+    return crc ^ 0xFFFFFFFFu;
+}
+
+}  // namespace tscoll

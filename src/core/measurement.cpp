@@ -1,0 +1,199 @@
+#include "core/measurement.hpp"
+
+#include <algorithm>
+
+#include "core/compare.hpp"
+#include "core/error.hpp"
+#include "core/number.hpp"
+
+namespace tscoll {
+
+namespace {
+
+[[noreturn]] void bad_date(const CollectionFields &fields) {
+    throw Error(ErrorCode::BadDate,
+                "'" + fields.time_field + "' must be present and contain a valid date value",
+                "Collection \"" + fields.collection + "\".",
+                "Give the time as an ISO 8601 string with a UTC offset, a {\"$date\": ...} "
+                "value, or a timestamptz in the time column.");
+}
+
+std::optional<UnixMicros> time_value(const Value &v) {
+    if (v.is(Value::Kind::String))
+        return parse_iso_date(v.as_string());
+    if (v.is(Value::Kind::Date))
+        return v.as_date();
+    return extended_json_date(v);
+}
+
+// Turns every {"$date": ...} inside `v` into a Date value.
+void recognise_dates(Value &v) {
+    if (v.is(Value::Kind::Object)) {
+        if (std::optional<UnixMicros> t = extended_json_date(v)) {
+            v = Value::date(*t);
+            return;
+        }
+        for (Member &m : v.as_object())
+            recognise_dates(m.value);
+    } else if (v.is(Value::Kind::Array)) {
+        for (Value &e : v.as_array())
+            recognise_dates(e);
+    }
+}
+
+void check_limits(const Value &fields, const std::optional<Value> &meta,
+                  const CollectionFields &names, uint64_t size, uint64_t max_size) {
+    uint64_t total = size;
+    if (meta)
+        total += 1 + names.meta_field.size() + 1 + bson_value_size(*meta);
+    if (total > max_size)
+        throw Error(
+            ErrorCode::TooLarge,
+            "measurement of " + std::to_string(total) +
+                " bytes is too large for "
+                "collection \"" +
+                names.collection + "\"",
+            "The limit is tscoll.max_measurement_size = " + std::to_string(max_size) + " bytes.");
+    if (nesting_depth(fields) > kMaxNestingDepth ||
+        (meta && nesting_depth(*meta) + 1 > kMaxNestingDepth))
+        throw Error(ErrorCode::TooLarge, "measurement for collection \"" + names.collection +
+                                             "\" is nested deeper "
+                                             "than " +
+                                             std::to_string(kMaxNestingDepth) + " levels");
+}
+
+void append_canonical(std::string &out, const Value &v) {
+    switch (v.kind()) {
+        case Value::Kind::Null:
+            out += 'n';
+            break;
+        case Value::Kind::Bool:
+            out += v.as_bool() ? 't' : 'f';
+            break;
+        case Value::Kind::Number: {
+            Decimal d = Decimal::parse(v.as_number().text).value_or(Decimal{});
+            out += d.negative ? "-" : "+";
+            out += d.digits + 'e' + std::to_string(d.exponent) + ';';
+            break;
+        }
+        case Value::Kind::String:
+            out += 's' + std::to_string(v.as_string().size()) + ':' + v.as_string();
+            break;
+        case Value::Kind::Array:
+            out += '[';
+            for (const Value &e : v.as_array())
+                append_canonical(out, e);
+            out += ']';
+            break;
+        case Value::Kind::Object: {
+            std::vector<const Member *> members;
+            for (const Member &m : v.as_object())
+                members.push_back(&m);
+            std::sort(members.begin(), members.end(),
+                      [](const Member *a, const Member *b) { return a->key < b->key; });
+            out += '{';
+            for (const Member *m : members) {
+                out += std::to_string(m->key.size()) + ':' + m->key;
+                append_canonical(out, m->value);
+            }
+            out += '}';
+            break;
+        }
+        case Value::Kind::Date:
+            out += 'd' + std::to_string(v.as_date()) + ';';
+            break;
+        case Value::Kind::ObjectId:
+            out += 'o' + v.as_objectid().to_hex();
+            break;
+    }
+}
+
+}  // namespace
+
+std::optional<UnixMicros> extended_json_date(const Value &v) {
+    if (!v.is(Value::Kind::Object) || v.as_object().size() != 1 || v.as_object()[0].key != "$date")
+        return std::nullopt;
+    const Value &inner = v.as_object()[0].value;
+    if (inner.is(Value::Kind::String))
+        return parse_iso_date(inner.as_string());
+    if (inner.is(Value::Kind::Object) && inner.as_object().size() == 1 &&
+        inner.as_object()[0].key == "$numberLong" &&
+        inner.as_object()[0].value.is(Value::Kind::String)) {
+        std::optional<int64_t> ms = exact_int64(inner.as_object()[0].value.as_string());
+        // Milliseconds within +/-200000 years, like the text forms.
+        if (ms && *ms > -6311390400000000 && *ms < 6311390400000000)
+            return *ms * 1000;
+    }
+    return std::nullopt;
+}
+
+bool json_equal(const Value &a, const Value &b) {
+    std::string ka, kb;
+    append_canonical(ka, a);
+    append_canonical(kb, b);
+    return ka == kb;
+}
+
+std::string series_key(const std::optional<Value> &meta) {
+    std::string key = meta ? "=" : "-";
+    if (meta)
+        append_canonical(key, *meta);
+    return key;
+}
+
+PreparedMeasurement prepare_measurement(MeasurementInput input, const CollectionFields &names,
+                                        uint64_t max_measurement_size,
+                                        const ObjectId &generated_id) {
+    Value doc = input.doc ? std::move(*input.doc) : Value::object();
+    if (!doc.is(Value::Kind::Object))
+        throw Error(ErrorCode::BadValue,
+                    "a measurement must be a JSON object, not " + std::string(doc.type_name()),
+                    "Collection \"" + names.collection + "\".");
+    std::optional<Value> meta = std::move(input.meta);
+    bool has_time = false;
+    bool has_id = false;
+    Value fields = Value::object();
+    fields.as_object().reserve(doc.as_object().size() + 2);
+    for (Member &m : doc.as_object()) {
+        if (!names.meta_field.empty() && m.key == names.meta_field) {
+            if (meta && !json_equal(*meta, m.value))
+                throw Error(
+                    ErrorCode::BadValue,
+                    "the meta column and doc give different values for '" + names.meta_field + "'",
+                    "Collection \"" + names.collection + "\".",
+                    "Give the meta field in one place only.");
+            meta = std::move(m.value);
+            continue;
+        }
+        if (m.key == names.time_field) {
+            std::optional<UnixMicros> t = time_value(m.value);
+            if (!t)
+                bad_date(names);
+            if (input.time && *input.time != *t)
+                throw Error(
+                    ErrorCode::BadValue,
+                    "the time column and doc give different values for '" + names.time_field + "'",
+                    "Collection \"" + names.collection + "\".",
+                    "Give the time field in one place only.");
+            input.time = t;
+            has_time = true;
+            fields.add(m.key, Value::date(*t));
+            continue;
+        }
+        has_id = has_id || m.key == "_id";
+        recognise_dates(m.value);
+        fields.as_object().push_back(std::move(m));
+    }
+    if (!input.time)
+        bad_date(names);
+    Value::Object &members = fields.as_object();
+    if (!has_time)
+        members.insert(members.begin(), Member{names.time_field, Value::date(*input.time)});
+    if (!has_id)
+        members.insert(members.begin(), Member{"_id", Value::objectid(generated_id)});
+    uint64_t size = bson_document_size(fields);
+    check_limits(fields, meta, names, size, max_measurement_size);
+    return PreparedMeasurement{Measurement{*input.time, std::move(fields), size}, std::move(meta)};
+}
+
+}  // namespace tscoll

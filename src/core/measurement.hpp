@@ -1,0 +1,52 @@
+// From what a user inserts to a measurement ready for a bucket (SPEC §3):
+// the doc and the view's time and meta columns reconciled, the time field
+// read as a date, {"$date": ...} values recognised, _id filled in, limits
+// checked, and the series the measurement belongs to.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/bucket.hpp"
+#include "core/value.hpp"
+
+namespace tscoll {
+
+struct CollectionFields {
+    std::string collection;  // for messages
+    std::string time_field;
+    std::string meta_field;  // empty when the collection has none
+};
+
+// One row as it reaches the view: any of the three columns may be absent.
+struct MeasurementInput {
+    std::optional<Value> doc;
+    std::optional<UnixMicros> time;
+    std::optional<Value> meta;
+};
+
+struct PreparedMeasurement {
+    Measurement measurement;
+    std::optional<Value> meta;  // nullopt: the meta field is absent
+};
+
+constexpr size_t kMaxNestingDepth = 100;
+
+PreparedMeasurement prepare_measurement(MeasurementInput input, const CollectionFields &fields,
+                                        uint64_t max_measurement_size,
+                                        const ObjectId &generated_id);
+
+// A date written in MongoDB Extended JSON ({"$date": "<iso>"} or
+// {"$date": {"$numberLong": "<ms>"}}), or nullopt.
+std::optional<UnixMicros> extended_json_date(const Value &v);
+
+// Equality of JSON values as jsonb sees it: object key order ignored,
+// numbers by value.
+bool json_equal(const Value &a, const Value &b);
+
+// A byte string equal for two meta values exactly when they are the same
+// series: keys sorted recursively, numbers normalised, absent != null.
+std::string series_key(const std::optional<Value> &meta);
+
+}  // namespace tscoll

@@ -1,0 +1,39 @@
+// JSON numbers by value: parsing the exact decimal text, comparing two
+// numbers without rounding, and choosing the BSON type MongoDB would store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tscoll {
+
+// A finite decimal: (-1)^negative * digits * 10^exponent, with no leading or
+// trailing zeros in digits; zero has empty digits.
+struct Decimal {
+    bool negative = false;
+    std::string digits;
+    int64_t exponent = 0;
+
+    static std::optional<Decimal> parse(std::string_view text);
+    bool is_zero() const { return digits.empty(); }
+};
+
+// <0, 0, >0 as a is below, equal to or above b, by value. Both must parse.
+int compare_numbers(std::string_view a, std::string_view b);
+
+// The integer the text denotes when it is integral and fits in int64.
+std::optional<int64_t> exact_int64(std::string_view text);
+
+// The double whose shortest decimal form has exactly the text's value.
+std::optional<double> exact_double(std::string_view text);
+
+// How a JSON number is stored in BSON: the narrowest exact type.
+enum class BsonNumber { Int32, Int64, Double, Decimal128 };
+BsonNumber bson_number_type(std::string_view text);
+
+// The shortest decimal text that reads back as d.
+std::string shortest_text(double d);
+
+}  // namespace tscoll

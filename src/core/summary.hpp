@@ -1,0 +1,39 @@
+// What a bucket knows about its measurements without reading them:
+// control.min/max (element-wise, SPEC §4.1) and the schema whose change
+// closes a bucket (rule 5).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/value.hpp"
+
+namespace tscoll {
+
+// Folds a measurement into a running minimum or maximum. Objects merge field
+// by field and arrays element by element, recursively; any other pair keeps
+// the smaller (or larger) value in MongoDB's order.
+void fold_min(Value &summary, const Value &v);
+void fold_max(Value &summary, const Value &v);
+
+// The type class of every field seen so far, per nesting level.
+class Schema {
+  public:
+    // Whether `measurement` (an object) agrees with every field seen so far.
+    bool compatible(const Value &measurement) const;
+    // Records the measurement's fields; call only when compatible.
+    void add(const Value &measurement);
+
+  private:
+    struct Node {
+        int type_class = -1;                               // -1: not seen
+        std::vector<std::pair<std::string, Node>> fields;  // objects
+        std::vector<Node> elements;                        // arrays
+    };
+    static bool compatible(const Node &node, const Value &v);
+    static void add(Node &node, const Value &v);
+    Node root_;
+};
+
+}  // namespace tscoll

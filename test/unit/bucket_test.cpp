@@ -1,0 +1,194 @@
+// The bucketing rules of SPEC §4.1 and the value semantics behind them.
+#include "core/bucket.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/compare.hpp"
+#include "core/number.hpp"
+
+namespace tscoll {
+namespace {
+
+constexpr int64_t kSecond = 1000000;
+
+Value obj(std::initializer_list<std::pair<const char *, Value>> members) {
+    Value o = Value::object();
+    for (const auto &[k, v] : members)
+        o.add(k, v);
+    return o;
+}
+
+Value num(const char *text) {
+    return Value::number(std::string(text));
+}
+
+Measurement at(int64_t seconds, Value extra = Value::object(), uint64_t size = 50) {
+    Value fields = obj({{"t", Value::date(seconds * kSecond)}});
+    for (const Member &m : extra.as_object())
+        fields.add(m.key, m.value);
+    return Measurement{seconds * kSecond, fields, size};
+}
+
+TEST(Number, CompareByValue) {
+    EXPECT_EQ(compare_numbers("12", "12.0"), 0);
+    EXPECT_EQ(compare_numbers("1e-7", "0.0000001"), 0);
+    EXPECT_LT(compare_numbers("-5", "-4.99"), 0);
+    EXPECT_LT(compare_numbers("123456789012345678901234567890", "1.2345678901234568e29"), 0);
+    EXPECT_LT(compare_numbers("0", "0.0001"), 0);
+    EXPECT_GT(compare_numbers("0", "-0.0001"), 0);
+    EXPECT_EQ(compare_numbers("-0", "0"), 0);
+    EXPECT_LT(compare_numbers("99", "100"), 0);
+}
+
+TEST(Number, BsonType) {
+    EXPECT_EQ(bson_number_type("12"), BsonNumber::Int32);
+    EXPECT_EQ(bson_number_type("-2147483648"), BsonNumber::Int32);
+    EXPECT_EQ(bson_number_type("2147483648"), BsonNumber::Int64);
+    EXPECT_EQ(bson_number_type("12.5"), BsonNumber::Double);
+    EXPECT_EQ(bson_number_type("0.1"), BsonNumber::Double);
+    EXPECT_EQ(bson_number_type("1e-7"), BsonNumber::Double);
+    EXPECT_EQ(bson_number_type("123456789012345678901234567890"), BsonNumber::Decimal128);
+    EXPECT_EQ(bson_number_type("0.10000000000000000001"), BsonNumber::Decimal128);
+    EXPECT_EQ(exact_int64("9223372036854775807"), INT64_MAX);
+    EXPECT_EQ(exact_int64("9223372036854775808"), std::nullopt);
+    EXPECT_EQ(exact_int64("-9223372036854775808"), INT64_MIN);
+}
+
+TEST(Compare, TypeOrder) {
+    // null < number < string < object < array < objectid < boolean < date
+    std::vector<Value> ordered = {Value::null(),         num("1e9"),
+                                  Value::string(""),     Value::object(),
+                                  Value::array(),        Value::objectid(ObjectId{}),
+                                  Value::boolean(false), Value::date(-5)};
+    for (size_t i = 0; i + 1 < ordered.size(); i++)
+        EXPECT_LT(compare_values(ordered[i], ordered[i + 1]), 0) << i;
+}
+
+TEST(Compare, BsonSizes) {
+    // {"_id": ObjectId, "t": Date, "a": 1}: 4 + (1+4+12) + (1+2+8) + (1+2+4) + 1
+    Value doc = obj({{"_id", Value::objectid(ObjectId{})}, {"t", Value::date(0)}, {"a", num("1")}});
+    EXPECT_EQ(bson_document_size(doc), 40u);
+    EXPECT_EQ(bson_document_size(doc, "a"), 33u);
+    EXPECT_EQ(bson_value_size(Value::string("abc")), 8u);
+    EXPECT_EQ(bson_value_size(Value::array({num("1"), num("2.5")})), 4 + 3 + 4 + 3 + 8 + 1u);
+    EXPECT_EQ(nesting_depth(obj({{"a", obj({{"b", Value::array()}})}})), 3u);
+}
+
+TEST(Summary, ElementWiseMinMax) {
+    Value min = Value::object(), max = Value::object();
+    Value a = obj({{"x", num("5")},
+                   {"o", obj({{"p", num("1")}, {"q", Value::string("b")}})},
+                   {"arr", Value::array({num("3"), num("9")})}});
+    Value b = obj({{"x", num("-2")},
+                   {"o", obj({{"p", num("7")}, {"q", Value::string("a")}})},
+                   {"arr", Value::array({num("4"), num("1"), num("0")})},
+                   {"y", Value::boolean(true)}});
+    for (const Value *v : {&a, &b}) {
+        fold_min(min, *v);
+        fold_max(max, *v);
+    }
+    EXPECT_EQ(compare_values(min, obj({{"x", num("-2")},
+                                       {"o", obj({{"p", num("1")}, {"q", Value::string("a")}})},
+                                       {"arr", Value::array({num("3"), num("1"), num("0")})},
+                                       {"y", Value::boolean(true)}})),
+              0);
+    EXPECT_EQ(compare_values(max, obj({{"x", num("5")},
+                                       {"o", obj({{"p", num("7")}, {"q", Value::string("b")}})},
+                                       {"arr", Value::array({num("4"), num("9"), num("0")})},
+                                       {"y", Value::boolean(true)}})),
+              0);
+}
+
+TEST(Summary, MixedTypesUseTypeOrder) {
+    Value min = obj({{"v", num("3")}}), max = obj({{"v", num("3")}});
+    fold_min(min, obj({{"v", Value::string("s")}}));
+    fold_max(max, obj({{"v", Value::string("s")}}));
+    EXPECT_TRUE(min.find("v")->is(Value::Kind::Number));
+    EXPECT_TRUE(max.find("v")->is(Value::Kind::String));
+}
+
+TEST(Schema, TypeClassesPerLevel) {
+    Schema s;
+    s.add(obj({{"a", num("1")},
+               {"o", obj({{"b", Value::string("x")}})},
+               {"arr", Value::array({num("1")})}}));
+    EXPECT_TRUE(s.compatible(obj({{"a", num("2.5")}})));               // all numbers are one class
+    EXPECT_TRUE(s.compatible(obj({{"z", Value::boolean(true)}})));     // new field
+    EXPECT_FALSE(s.compatible(obj({{"a", Value::string("1")}})));      // number -> string
+    EXPECT_FALSE(s.compatible(obj({{"a", Value::null()}})));           // null is its own class
+    EXPECT_FALSE(s.compatible(obj({{"o", obj({{"b", num("1")}})}})));  // nested
+    EXPECT_FALSE(s.compatible(obj({{"arr", Value::array({Value::string("1")})}})));
+    EXPECT_TRUE(s.compatible(obj({{"arr", Value::array({num("1"), Value::string("new index")})}})));
+}
+
+TEST(Bucketing, RoundingBefore1970AndAfter2106) {
+    EXPECT_EQ(bucket_start(59 * kSecond + 999999, 60), 0);
+    EXPECT_EQ(bucket_start(-1, 60), -60 * kSecond);
+    EXPECT_EQ(bucket_start(-60 * kSecond, 60), -60 * kSecond);
+    EXPECT_EQ(bucket_start(-61 * kSecond, 3600), -3600 * kSecond);
+    EXPECT_EQ(bucket_start((4294967296 + 86399) * kSecond, 86400), 4295030400 * kSecond);
+}
+
+TEST(Bucketing, RulesInMongoOrder) {
+    BucketingLimits limits;  // seconds granularity: span 3600, rounding 60
+    limits.max_count = 3;
+    Bucket b(ObjectId{}, 0, "t");
+    b.append(at(10));
+    EXPECT_EQ(b.decide(at(3599), limits).reason, Rollover::None);
+    EXPECT_EQ(b.decide(at(3600), limits).reason, Rollover::TimeForward);
+    EXPECT_EQ(b.decide(at(-1), limits).reason, Rollover::TimeBackward);
+    // Time is checked before the schema and the count.
+    b.append(at(11));
+    b.append(at(12));
+    EXPECT_EQ(b.decide(at(13), limits).reason, Rollover::Count);
+    EXPECT_EQ(b.decide(at(4000, obj({{"x", Value::string("s")}})), limits).reason,
+              Rollover::TimeForward);
+}
+
+TEST(Bucketing, SizeAndLargeMeasurements) {
+    BucketingLimits limits;
+    limits.max_size = 1000;
+    limits.min_count = 2;
+    Bucket b(ObjectId{}, 0, "t");
+    // Under min_count, a bucket over the size limit stays open up to 12 MiB.
+    auto d = b.decide(at(1, Value::object(), 1500), limits);
+    EXPECT_EQ(d.reason, Rollover::None);
+    EXPECT_TRUE(d.kept_open_for_large_measurements);
+    b.append(at(1, Value::object(), 1500));
+    EXPECT_TRUE(b.keep_open_for_large_measurements());
+    EXPECT_FALSE(b.keep_open_for_large_measurements());
+    b.append(at(2, Value::object(), 10));
+    EXPECT_EQ(b.decide(at(3, Value::object(), 10), limits).reason, Rollover::Size);
+    Bucket small(ObjectId{}, 0, "t");
+    EXPECT_EQ(small.decide(at(1, Value::object(), 13 * 1024 * 1024), limits).reason,
+              Rollover::Size);
+}
+
+TEST(Bucketing, SchemaChangeAndControl) {
+    BucketingLimits limits;
+    Bucket b(ObjectId{}, 60 * kSecond, "t");
+    b.append(at(61, obj({{"x", num("1")}})));
+    b.append(at(75, obj({{"x", num("-3")}, {"y", Value::string("a")}})));
+    EXPECT_EQ(b.decide(at(80, obj({{"x", Value::boolean(true)}})), limits).reason,
+              Rollover::SchemaChange);
+    Value control = b.control();
+    // The rounded start and the true latest time.
+    EXPECT_EQ(control.find("min")->find("t")->as_string(), "1970-01-01T00:01:00.000Z");
+    EXPECT_EQ(control.find("max")->find("t")->as_string(), "1970-01-01T00:01:15.000Z");
+    EXPECT_EQ(control.find("min")->find("x")->as_number().text, "-3");
+    EXPECT_EQ(control.find("max")->find("y")->as_string(), "a");
+    EXPECT_EQ(control.find("count")->as_exact_int64(), 2);
+}
+
+TEST(Bucketing, ReloadedBucketDecidesTheSame) {
+    BucketingLimits limits;
+    Bucket b(ObjectId{}, 0, "t");
+    b.append(at(1, obj({{"x", num("1")}})));
+    Bucket reloaded(ObjectId{}, 0, "t", BucketData::decode(b.data().encode()));
+    EXPECT_EQ(reloaded.decide(at(2, obj({{"x", Value::string("s")}})), limits).reason,
+              Rollover::SchemaChange);
+    EXPECT_EQ(compare_values(reloaded.control(), b.control()), 0);
+}
+
+}  // namespace
+}  // namespace tscoll
