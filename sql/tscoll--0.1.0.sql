@@ -179,14 +179,27 @@ CREATE FUNCTION tscoll._control_time(control jsonb, bound text, time_field text)
     RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'tscoll_control_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
--- The measurements of one bucket. The bucket data format arrives with the
--- insert path; until then a bucket row is refused, never misread.
-CREATE FUNCTION tscoll._unpack(meta jsonb, control jsonb, data bytea, meta_field text)
+-- The measurements of one bucket (data format: doc/BUCKET_FORMAT.md), each
+-- with its time and its whole document, the meta field included. Damaged
+-- data raises XX001 naming the bucket.
+CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time_field text,
+                               meta_field text)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
-    AS 'MODULE_PATHNAME', 'tscoll_bucket_data_unreadable' LANGUAGE C STABLE PARALLEL SAFE;
--- A bucket's data in MongoDB's uncompressed v1 shape (same status as _unpack).
-CREATE FUNCTION tscoll._data_json(control jsonb, data bytea) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'tscoll_bucket_data_unreadable' LANGUAGE C STABLE PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+-- A bucket's data in MongoDB's uncompressed v1 shape.
+CREATE FUNCTION tscoll._data_json(_id tscoll.objectid, data bytea, time_field text)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_data_json' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- The sum of a bucket's measurement sizes (SPEC §4.1 rule 4).
+CREATE FUNCTION tscoll._data_size(data bytea) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'tscoll_data_size' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The insert path: the row trigger gathers a statement's measurements, the
+-- statement trigger writes each touched bucket once.
+CREATE FUNCTION tscoll._insert_measurement() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'tscoll_insert_measurement' LANGUAGE C;
+CREATE FUNCTION tscoll._write_buckets() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'tscoll_write_buckets' LANGUAGE C;
 
 ------------------------------------------------------------------------------
 -- Collections.
@@ -282,11 +295,17 @@ BEGIN
 
     EXECUTE pg_catalog.format(
         'CREATE VIEW %s AS SELECT m."time" AS %I, %s m.doc
-           FROM %s b, LATERAL tscoll._unpack(b.meta, b.control, b.data, %L) m',
+           FROM %s b, LATERAL tscoll._unpack(b._id, b.meta, b.data, %L, %L) m',
         view, time_field,
         CASE WHEN meta_field IS NULL THEN ''
              ELSE pg_catalog.format('b.meta AS %I,', meta_field) END,
-        buckets, meta_field);
+        buckets, time_field, meta_field);
+    EXECUTE pg_catalog.format(
+        'CREATE TRIGGER gather_measurements INSTEAD OF INSERT ON %s
+           FOR EACH ROW EXECUTE FUNCTION tscoll._insert_measurement()', view);
+    EXECUTE pg_catalog.format(
+        'CREATE TRIGGER write_buckets AFTER INSERT ON %s
+           FOR EACH STATEMENT EXECUTE FUNCTION tscoll._write_buckets()', view);
     EXECUTE pg_catalog.format(
         'COMMENT ON VIEW %s IS %L', view,
         pg_catalog.format('time-series collection (buckets in %s)', buckets));
@@ -452,23 +471,81 @@ $$;
 COMMENT ON FUNCTION tscoll.list_collections() IS
     'the collections the current role may read, with options in listCollections shape';
 
+-- Raises 42501 unless the current role may read the collection.
+CREATE FUNCTION tscoll._check_select(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF NOT has_table_privilege(c.view, 'SELECT') THEN
+        RAISE EXCEPTION 'permission denied for view %', c.view USING ERRCODE = '42501',
+            HINT = 'GRANT SELECT ON the collection''s view.';
+    END IF;
+END
+$$;
+
+-- SECURITY INVOKER: a SECURITY DEFINER function cannot see its caller's
+-- privileges, so readers need SELECT on the bucket table too (known gap).
 CREATE FUNCTION tscoll.buckets(collection regclass)
     RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data jsonb)
-    LANGUAGE plpgsql STABLE AS
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
     c tscoll.collections := tscoll._collection(collection::text);
 BEGIN
-    IF NOT pg_catalog.has_table_privilege(c.view, 'SELECT') THEN
-        RAISE EXCEPTION 'permission denied for view %', c.view USING ERRCODE = '42501';
-    END IF;
-    RETURN QUERY EXECUTE pg_catalog.format(
-        'SELECT b._id, b.meta, b.control, tscoll._data_json(b.control, b.data)
-           FROM %s b ORDER BY b._id', c.bucket_table);
+    PERFORM tscoll._check_select(c);
+    RETURN QUERY EXECUTE format(
+        'SELECT b._id, b.meta, b.control, tscoll._data_json(b._id, b.data, %L)
+           FROM %s b ORDER BY b._id', c.time_field, c.bucket_table);
 END
 $$;
 COMMENT ON FUNCTION tscoll.buckets(regclass) IS
     'every bucket of a collection, data decoded to MongoDB''s uncompressed v1 shape';
+
+CREATE FUNCTION tscoll.insert_many(collection regclass, docs jsonb, ordered boolean DEFAULT true)
+    RETURNS jsonb AS 'MODULE_PATHNAME', 'tscoll_insert_many' LANGUAGE C STRICT;
+COMMENT ON FUNCTION tscoll.insert_many(regclass, jsonb, boolean) IS
+    'MongoDB''s insertMany: inserts a JSON array of measurements, answers {nInserted, writeErrors}';
+
+------------------------------------------------------------------------------
+-- Statistics (SPEC §11).
+------------------------------------------------------------------------------
+
+CREATE FUNCTION tscoll._bucket_counters(bucket_table regclass) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_counters' LANGUAGE C STRICT;
+
+CREATE FUNCTION tscoll.collection_stats(collection regclass) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection::text);
+    bucket_count bigint;
+    measurements bigint;
+    uncompressed bigint;
+    total bigint := pg_total_relation_size(c.bucket_table);
+    ns text;
+BEGIN
+    PERFORM tscoll._check_select(c);
+    EXECUTE format('SELECT count(*), coalesce(sum((control->>''count'')::bigint), 0),
+                           coalesce(sum(tscoll._data_size(data)), 0) FROM %s', c.bucket_table)
+       INTO bucket_count, measurements, uncompressed;
+    SELECT format('%I.%I', n.nspname, r.relname) INTO ns
+      FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace WHERE r.oid = c.bucket_table;
+    RETURN jsonb_build_object('bucketsNs', ns, 'bucketCount', bucket_count)
+        || CASE WHEN bucket_count > 0
+                THEN jsonb_build_object('avgBucketSize', total / bucket_count)
+                ELSE '{}' END
+        || tscoll._bucket_counters(c.bucket_table)
+        || jsonb_build_object('numMeasurements', measurements, 'totalSize', total,
+                              'uncompressedSize', uncompressed);
+END
+$$;
+COMMENT ON FUNCTION tscoll.collection_stats(regclass) IS
+    'MongoDB''s collStats.timeseries for a collection';
+
+CREATE FUNCTION tscoll.catalog_stats() RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_catalog_stats' LANGUAGE C STRICT;
+COMMENT ON FUNCTION tscoll.catalog_stats() IS
+    'the bucket catalog: open, idle and archived buckets, memory usage';
 
 ------------------------------------------------------------------------------
 -- Keeping the catalog right under plain DDL.

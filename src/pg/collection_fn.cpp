@@ -72,11 +72,3 @@ TSCOLL_FUNCTION(tscoll_control_time) {
                         errmsg("invalid bucket control: \"%s.%s\" is out of range", bound, field)));
     PG_RETURN_TIMESTAMPTZ(result);
 }
-
-// Reading bucket data needs the bucket data format, which arrives with the
-// insert path; until then any bucket row is refused rather than misread.
-TSCOLL_FUNCTION(tscoll_bucket_data_unreadable) {
-    throw tscoll::Error(tscoll::ErrorCode::Unsupported,
-                        "this version of tscoll cannot read bucket data",
-                        "The bucket data format arrives with the insert path.");
-}

@@ -47,6 +47,16 @@ void attach(std::vector<Value> &open, std::vector<std::string> &keys, Value &res
     }
 }
 
+// A string jsonb holds on to until the value is finished: palloc'd.
+JsonbValue palloc_string_value(const std::string &s) {
+    JsonbValue v;
+    v.type = jbvString;
+    v.val.string.val = pg_call([&] { return pnstrdup(s.data(), s.size()); });
+    v.val.string.len = static_cast<int>(s.size());
+    return v;
+}
+
+// A string that outlives the jsonb under construction (a Value's own).
 JsonbValue string_value(const std::string &s) {
     JsonbValue v;
     v.type = jbvString;
@@ -104,6 +114,20 @@ JsonbValue *push_value(JsonbParseState **state, const Value &value,
                 push_value(state, m.value, WJB_VALUE);
             }
             return push(state, WJB_END_OBJECT, nullptr);
+        case Value::Kind::Date: {
+            // Any date but the time field stays a date when read back.
+            push(state, WJB_BEGIN_OBJECT, nullptr);
+            static const std::string date_key = "$date";
+            JsonbValue key = string_value(date_key);
+            push(state, WJB_KEY, &key);
+            JsonbValue scalar = palloc_string_value(format_canonical_date(value.as_date()));
+            push(state, WJB_VALUE, &scalar);
+            return push(state, WJB_END_OBJECT, nullptr);
+        }
+        case Value::Kind::ObjectId: {
+            JsonbValue scalar = palloc_string_value(value.as_objectid().to_hex());
+            return push(state, scalar_token, &scalar);
+        }
         default: {
             JsonbValue scalar = scalar_to_jsonb(value);
             return push(state, scalar_token, &scalar);
@@ -160,7 +184,8 @@ Value jsonb_to_value(Jsonb *jsonb) {
 Jsonb *value_to_jsonb(const Value &value) {
     JsonbParseState *state = nullptr;
     JsonbValue *root;
-    if (value.is(Value::Kind::Array) || value.is(Value::Kind::Object)) {
+    if (value.is(Value::Kind::Array) || value.is(Value::Kind::Object) ||
+        value.is(Value::Kind::Date)) {
         root = push_value(&state, value, WJB_ELEM);
     } else {
         // jsonb stores a top-level scalar as a raw-scalar array.

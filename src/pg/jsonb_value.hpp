@@ -12,6 +12,7 @@ extern "C" {
 namespace tscoll::pg {
 
 Value jsonb_to_value(Jsonb *jsonb);
+// Dates become {"$date": "<canonical text>"}, ObjectIds 24 hex digits.
 Jsonb *value_to_jsonb(const Value &value);
 
 }  // namespace tscoll::pg

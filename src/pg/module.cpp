@@ -8,7 +8,10 @@ PG_MODULE_MAGIC;
 void _PG_init(void);
 }
 
+#include "pg/catalog.hpp"
 #include "pg/guard.hpp"
+#include "pg/insert.hpp"
+#include "pg/settings.hpp"
 
 namespace {
 
@@ -19,6 +22,9 @@ bool loaded_at_server_start = false;
 
 void _PG_init(void) {
     loaded_at_server_start = process_shared_preload_libraries_in_progress;
+    tscoll::pg::define_settings();
+    tscoll::pg::catalog::register_transaction_callbacks();
+    tscoll::pg::register_insert_callbacks();
 }
 
 // Called by CREATE EXTENSION: collections work without preloading, but the

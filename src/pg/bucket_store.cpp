@@ -1,0 +1,210 @@
+#include "pg/bucket_store.hpp"
+
+extern "C" {
+#include "catalog/pg_type_d.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+}
+
+#include "core/error.hpp"
+#include "pg/guard.hpp"
+#include "pg/jsonb_value.hpp"
+#include "pg/pg_time.hpp"
+
+namespace tscoll::pg {
+
+namespace {
+
+constexpr int kMaxReopenCandidates = 8;
+
+std::string text_column(HeapTuple row, TupleDesc desc, int column) {
+    bool isnull = false;
+    Datum d = pg_call([&] { return SPI_getbinval(row, desc, column, &isnull); });
+    if (isnull)
+        return {};
+    return pg_call([&] { return TextDatumGetCString(d); });
+}
+
+int64_t int_column(HeapTuple row, TupleDesc desc, int column) {
+    bool isnull = false;
+    Datum d = pg_call([&] { return SPI_getbinval(row, desc, column, &isnull); });
+    return isnull ? 0 : DatumGetInt64(d);
+}
+
+// Runs a query with the latest snapshot; returns the number of rows.
+uint64 run(const char *query, int nargs, Oid *types, Datum *values, const char *nulls,
+           int limit) {
+    return pg_call([&] {
+        SPIPlanPtr plan = SPI_prepare(query, nargs, types);
+        if (plan == nullptr)
+            elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
+                 SPI_result_code_string(SPI_result));
+        int rc = SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(), InvalidSnapshot,
+                                      false, false, limit);
+        if (rc < 0)
+            elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s", query,
+                 SPI_result_code_string(rc));
+        SPI_freeplan(plan);
+        return SPI_processed;
+    });
+}
+
+Datum objectid_datum(const ObjectId &id) {
+    auto *copy = static_cast<ObjectId *>(pg_call([] { return palloc(sizeof(ObjectId)); }));
+    *copy = id;
+    return PointerGetDatum(copy);
+}
+
+Datum bytea_datum(const std::string &bytes) {
+    auto *result = static_cast<bytea *>(pg_call([&] { return palloc(VARHDRSZ + bytes.size()); }));
+    SET_VARSIZE(result, VARHDRSZ + bytes.size());
+    memcpy(VARDATA(result), bytes.data(), bytes.size());
+    return PointerGetDatum(result);
+}
+
+}  // namespace
+
+CollectionInfo lookup_collection(Oid view) {
+    pg_call([] {
+        if (SPI_connect() != SPI_OK_CONNECT)
+            elog(ERROR, "SPI_connect failed");
+    });
+    Oid types[] = {OIDOID};
+    Datum values[] = {ObjectIdGetDatum(view)};
+    uint64 rows = pg_call([&] {
+        int rc = SPI_execute_with_args(
+            "SELECT c.bucket_table::oid, r.relowner, c.view::text, c.bucket_table::text, "
+            "       c.time_field, c.meta_field, c.bucket_max_span_seconds::int8, "
+            "       c.bucket_rounding_seconds::int8, "
+            "       EXISTS (SELECT FROM pg_catalog.pg_index i "
+            "                WHERE i.indrelid = r.oid AND i.indisvalid AND i.indpred IS NULL "
+            "                  AND (i.indkey[0] = 5 OR (c.meta_field IS NOT NULL "
+            "                       AND i.indkey[0] = 2 AND i.indkey[1] = 5))) "
+            "  FROM tscoll.collections c JOIN pg_catalog.pg_class r ON r.oid = c.bucket_table "
+            " WHERE c.view = $1",
+            1, types, values, nullptr, true, 1);
+        if (rc != SPI_OK_SELECT)
+            elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
+        return SPI_processed;
+    });
+    if (rows != 1)
+        throw Error(ErrorCode::Internal, "relation is not a time-series collection",
+                    "Its tscoll.collections row is missing.");
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    CollectionInfo info;
+    info.view = view;
+    info.bucket_table = static_cast<Oid>(int_column(row, desc, 1) & 0xFFFFFFFF);
+    info.owner = static_cast<Oid>(int_column(row, desc, 2) & 0xFFFFFFFF);
+    info.view_name = text_column(row, desc, 3);
+    info.bucket_name = text_column(row, desc, 4);
+    info.time_field = text_column(row, desc, 5);
+    info.meta_field = text_column(row, desc, 6);
+    info.max_span_seconds = int_column(row, desc, 7);
+    info.rounding_seconds = int_column(row, desc, 8);
+    bool isnull = false;
+    info.reopen_index = DatumGetBool(SPI_getbinval(row, desc, 9, &isnull));
+    pg_call([] { SPI_finish(); });
+    return info;
+}
+
+BucketStore::BucketStore(const CollectionInfo &info) : info_(info) {
+    pg_call([&] {
+        if (SPI_connect() != SPI_OK_CONNECT)
+            elog(ERROR, "SPI_connect failed");
+        GetUserIdAndSecContext(&saved_user_, &saved_security_);
+        // INSERT on the view was checked by the executor; the bucket table
+        // is written with its owner's rights. An error restores the user.
+        SetUserIdAndSecContext(info_.owner, saved_security_ | SECURITY_LOCAL_USERID_CHANGE);
+        row_context_ = AllocSetContextCreate(CurrentMemoryContext, "tscoll bucket row",
+                                             ALLOCSET_DEFAULT_SIZES);
+    });
+}
+
+void BucketStore::finish() {
+    pg_call([&] {
+        SetUserIdAndSecContext(saved_user_, saved_security_);
+        SPI_finish();
+    });
+}
+
+std::optional<StoredBucket> BucketStore::load(const ObjectId &id) {
+    std::string query = "SELECT min_time, data, coalesce(control->'closed' = 'true', false) FROM " +
+                        info_.bucket_name + " WHERE _id = $1 FOR UPDATE SKIP LOCKED";
+    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); })};
+    Datum values[] = {objectid_datum(id)};
+    if (run(query.c_str(), 1, types, values, nullptr, 1) != 1)
+        return std::nullopt;
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull = false;
+    if (DatumGetBool(SPI_getbinval(row, desc, 3, &isnull)))
+        return std::nullopt;
+    TimestampTz min_time = DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull));
+    Datum data = SPI_getbinval(row, desc, 2, &isnull);
+    bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
+    try {
+        BucketData decoded = BucketData::decode(
+            std::string_view(VARDATA_ANY(raw), VARSIZE_ANY_EXHDR(raw)));
+        return StoredBucket{id, to_unix_micros(min_time), std::move(decoded)};
+    } catch (const Error &e) {
+        throw Error(e.code(), e.what(),
+                    "Bucket " + id.to_hex() + " of collection " + info_.view_name + ".");
+    }
+}
+
+std::vector<ObjectId> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) {
+    std::string query = "SELECT _id FROM " + info_.bucket_name + " WHERE " +
+                        (meta ? "meta = $3" : "meta IS NULL") +
+                        " AND min_time <= $1 AND min_time > $2 ORDER BY min_time DESC LIMIT " +
+                        std::to_string(kMaxReopenCandidates);
+    Oid types[] = {TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID};
+    Datum values[] = {TimestampTzGetDatum(to_timestamptz(t)),
+                      TimestampTzGetDatum(to_timestamptz(t - info_.max_span_seconds * 1000000)),
+                      PointerGetDatum(meta)};
+    uint64 rows = run(query.c_str(), meta ? 3 : 2, types, values, nullptr, 0);
+    std::vector<ObjectId> ids;
+    for (uint64 i = 0; i < rows; i++) {
+        bool isnull = false;
+        Datum d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+        ids.push_back(*reinterpret_cast<const ObjectId *>(DatumGetPointer(d)));
+    }
+    return ids;
+}
+
+void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
+    MemoryContext old = MemoryContextSwitchTo(row_context_);
+    std::string query = "INSERT INTO " + info_.bucket_name +
+                        " (_id, meta, control, data) VALUES ($1, $2, $3, $4)";
+    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID,
+                   JSONBOID, BYTEAOID};
+    Datum values[] = {objectid_datum(bucket.id()), PointerGetDatum(meta),
+                      PointerGetDatum(value_to_jsonb(bucket.control())),
+                      bytea_datum(bucket.data().encode())};
+    const char nulls[] = {' ', meta ? ' ' : 'n', ' ', ' '};
+    run(query.c_str(), 4, types, values, nulls, 0);
+    MemoryContextSwitchTo(old);
+    MemoryContextReset(row_context_);
+}
+
+void BucketStore::update(const Bucket &bucket) {
+    MemoryContext old = MemoryContextSwitchTo(row_context_);
+    std::string query =
+        "UPDATE " + info_.bucket_name + " SET control = $2, data = $3 WHERE _id = $1";
+    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID,
+                   BYTEAOID};
+    Datum values[] = {objectid_datum(bucket.id()),
+                      PointerGetDatum(value_to_jsonb(bucket.control())),
+                      bytea_datum(bucket.data().encode())};
+    if (run(query.c_str(), 3, types, values, nullptr, 0) != 1)
+        throw Error(ErrorCode::Internal, "bucket " + bucket.id().to_hex() + " vanished while locked");
+    MemoryContextSwitchTo(old);
+    MemoryContextReset(row_context_);
+}
+
+}  // namespace tscoll::pg

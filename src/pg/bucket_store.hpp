@@ -1,0 +1,65 @@
+// Reading and writing bucket rows for the insert path, through SPI, as the
+// bucket table's owner and with the latest snapshot: a bucket is a shared
+// container, so appending to it must see every committed measurement, in
+// any isolation level. Rows are locked with SKIP LOCKED: a bucket another
+// transaction is writing is passed over, never waited for (SPEC §4.2).
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "utils/jsonb.h"
+}
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bucket.hpp"
+
+namespace tscoll::pg {
+
+struct CollectionInfo {
+    Oid view = InvalidOid;
+    Oid bucket_table = InvalidOid;
+    Oid owner = InvalidOid;
+    std::string view_name;    // as regclass text, for messages
+    std::string bucket_name;  // as regclass text, for queries
+    std::string time_field;
+    std::string meta_field;  // empty when none
+    int64_t max_span_seconds = 0;
+    int64_t rounding_seconds = 0;
+    bool reopen_index = false;  // an index leads with (meta, min_time) or min_time
+};
+
+// The collection whose view is `view`; throws when there is none.
+CollectionInfo lookup_collection(Oid view);
+
+struct StoredBucket {
+    ObjectId id;
+    UnixMicros min_time;
+    BucketData data;
+};
+
+class BucketStore {
+  public:
+    // Connects to SPI and becomes the bucket table's owner until finish().
+    explicit BucketStore(const CollectionInfo &info);
+    void finish();
+
+    // The bucket, locked; nullopt when it is gone, locked by another
+    // transaction or closed for good.
+    std::optional<StoredBucket> load(const ObjectId &id);
+    // Buckets of the series that could hold a measurement at `t`, latest
+    // first (needs info.reopen_index).
+    std::vector<ObjectId> reopen_candidates(Jsonb *meta, UnixMicros t);
+    void insert(const Bucket &bucket, Jsonb *meta);
+    void update(const Bucket &bucket);
+
+  private:
+    const CollectionInfo &info_;
+    Oid saved_user_ = InvalidOid;
+    int saved_security_ = 0;
+    MemoryContext row_context_ = nullptr;
+};
+
+}  // namespace tscoll::pg

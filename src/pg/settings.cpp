@@ -1,0 +1,47 @@
+#include "pg/settings.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+}
+
+namespace tscoll::pg {
+
+int bucket_max_count = 1000;
+int bucket_max_size = 128000;
+int bucket_min_count = 10;
+int max_measurement_size = 4 * 1024 * 1024;
+int catalog_memory_limit_kb = 64 * 1024;
+
+void define_settings() {
+    DefineCustomIntVariable("tscoll.bucket_max_count",
+                            "Maximum number of measurements in a bucket.", nullptr,
+                            &bucket_max_count, 1000, 1, 1000000, PGC_SUSET, 0, nullptr, nullptr,
+                            nullptr);
+    DefineCustomIntVariable("tscoll.bucket_max_size",
+                            "Maximum data size of a bucket, as the sum of its measurements' "
+                            "BSON sizes.",
+                            nullptr, &bucket_max_size, 128000, 1000, 16 * 1024 * 1024, PGC_SUSET,
+                            GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("tscoll.bucket_min_count",
+                            "Number of measurements below which a bucket may exceed "
+                            "tscoll.bucket_max_size (large measurements).",
+                            nullptr, &bucket_min_count, 10, 1, 1000, PGC_SUSET, 0, nullptr, nullptr,
+                            nullptr);
+    DefineCustomIntVariable("tscoll.max_measurement_size", "Maximum size of one measurement.",
+                            nullptr, &max_measurement_size, 4 * 1024 * 1024, 1024,
+                            16 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+    // PostgreSQL allows server-start settings only while preloading; a
+    // library loaded later keeps a per-session catalog and reads it on reload.
+    DefineCustomIntVariable("tscoll.catalog_memory_limit",
+                            "Memory above which the bucket catalog archives, then forgets, idle "
+                            "buckets.",
+                            nullptr, &catalog_memory_limit_kb, 64 * 1024, 1024, 64 * 1024 * 1024,
+                            process_shared_preload_libraries_in_progress ? PGC_POSTMASTER
+                                                                         : PGC_SIGHUP,
+                            GUC_UNIT_KB, nullptr, nullptr, nullptr);
+    MarkGUCPrefixReserved("tscoll");
+}
+
+}  // namespace tscoll::pg

@@ -1,0 +1,280 @@
+-- The insert path, the values and the bucketing rules (SPEC §3, §4).
+\i test/setup.psql
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+
+-- What every bucket of a collection holds: count, bounds, ordered by start.
+CREATE FUNCTION bucket_summary(c regclass) RETURNS TABLE (n int, min_t text, max_t text)
+    LANGUAGE sql AS $$
+    SELECT (control->>'count')::int, control->'min'->>(SELECT time_field FROM tscoll.collections WHERE view = c),
+           control->'max'->>(SELECT time_field FROM tscoll.collections WHERE view = c)
+      FROM tscoll.buckets(c) ORDER BY 2, 3, 1 $$;
+-- The catalog counters that are not zero.
+CREATE FUNCTION counters(c regclass) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_object_agg(key, value) FROM jsonb_each(tscoll.collection_stats(c))
+     WHERE key LIKE 'num%' AND value <> '0' $$;
+
+------------------------------------------------------------------------------
+-- Writes through the view: doc form, column form, conflicts.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('weather', 'timestamp', 'sensor');
+INSERT INTO weather (doc) VALUES ('{"timestamp": "2021-05-18T00:00:00Z",
+    "sensor": {"sensorId": 5578, "type": "temperature"}, "temp": 12}');
+INSERT INTO weather ("timestamp", sensor, doc)
+    VALUES ('2021-05-18T00:01:00Z', '{"sensorId": 5578, "type": "temperature"}', '{"temp": 13}');
+-- The same value in the column and the doc is fine; doc may be omitted.
+INSERT INTO weather ("timestamp", sensor, doc) VALUES ('2021-05-18T00:02:00Z',
+    '{"type": "temperature", "sensorId": 5578}',
+    '{"timestamp": "2021-05-18T02:02:00+02:00", "sensor": {"sensorId": 5578, "type": "temperature"}}');
+INSERT INTO weather ("timestamp", sensor) VALUES ('2021-05-18T00:03:00Z', '{"sensorId": 5578, "type": "temperature"}');
+-- Different values: 22023, nothing written.
+SELECT try($$INSERT INTO weather ("timestamp", doc) VALUES ('2021-05-18T00:04:00Z', '{"timestamp": "2021-05-18T00:05:00Z"}')$$);
+SELECT try($$INSERT INTO weather (sensor, doc) VALUES ('1', '{"timestamp": "2021-05-18T00:05:00Z", "sensor": 2}')$$);
+SELECT try($$INSERT INTO weather (doc) VALUES ('[1, 2]')$$);
+SELECT try($$INSERT INTO weather (doc) VALUES ('"text"')$$);
+-- One series, one bucket, four measurements; _id generated as 24 hex digits.
+SELECT "timestamp", sensor, doc - '_id' AS doc, doc->>'_id' ~ '^[0-9a-f]{24}$' AS id_generated
+  FROM weather ORDER BY 1;
+SELECT n, min_t, max_t FROM bucket_summary('weather');
+SELECT meta, control - 'min' - 'max' AS control,
+       tscoll.objectid_time(_id) = (control->'min'->>'timestamp')::timestamptz AS id_time_is_min
+  FROM tscoll.buckets('weather');
+
+------------------------------------------------------------------------------
+-- The collStats sequence (counters reach the collection at commit).
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('stats', 't', 'm');
+SELECT counters('stats');
+INSERT INTO stats (t, m, doc) VALUES ('2021-05-18 00:00:00+00', '"a"', '{"v": 1}');
+SELECT counters('stats');
+INSERT INTO stats (t, m, doc) VALUES ('2021-05-18 00:00:01+00', '"a"', '{"v": 2}'),
+                                     ('2021-05-18 00:00:01+00', '"b"', '{"v": 3}');
+SELECT counters('stats');
+INSERT INTO stats (t, m, doc) VALUES ('2021-05-18 02:00:00+00', '"a"', '{"v": 4}'),
+                                     ('2021-05-18 00:30:00+00', '"b"', '{"v": "five"}');
+SELECT counters('stats');
+SELECT key, CASE WHEN key IN ('totalSize', 'avgBucketSize') THEN 'size' ELSE value::text END AS value
+  FROM jsonb_each(tscoll.collection_stats('stats')) ORDER BY key;
+SELECT tscoll.catalog_stats() - 'memoryUsage';
+
+------------------------------------------------------------------------------
+-- Time values (SPEC §3): accepted forms, microseconds, 22007 for the rest.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('times', 't');
+INSERT INTO times (doc) VALUES
+    ('{"t": "2021-05-18T00:00:00Z", "form": "Z"}'),
+    ('{"t": "2021-05-18T02:00:00.5+02:00", "form": "offset"}'),
+    ('{"t": "2021-05-18T00:00:01", "form": "no offset is UTC"}'),
+    ('{"t": {"$date": "2021-05-18T00:00:02.123Z"}, "form": "$date"}'),
+    ('{"t": {"$date": {"$numberLong": "1621296003000"}}, "form": "$numberLong"}'),
+    ('{"t": "2021-05-18T00:00:04.123456Z", "form": "micros"}');
+INSERT INTO times (t, doc) VALUES ('2021-05-18 00:00:05.000001+00', '{"form": "column"}');
+SET TimeZone = 'America/New_York';
+SET DateStyle = 'SQL, DMY';
+SELECT doc->>'form' AS form, doc->>'t' AS t FROM times ORDER BY t;
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+SELECT try(format($$INSERT INTO times (doc) VALUES (%L)$$, d))
+  FROM unnest(ARRAY['{"form": "missing"}', '{"t": "now"}', '{"t": "epoch"}', '{"t": "infinity"}',
+                    '{"t": "2021-05-18 00:00:00 PST"}', '{"t": 1621296000}', '{"t": null}',
+                    '{"t": "May 18 2021"}', '{"t": {"$date": "yesterday"}}']) AS d;
+SELECT try($$INSERT INTO times (t, doc) VALUES ('infinity', '{}')$$);
+-- One bad row fails the whole statement.
+SELECT try($$INSERT INTO times (doc) VALUES ('{"t": "2021-05-18T00:00:09Z"}'), ('{"t": "bad"}')$$);
+SELECT count(*) FROM times;
+
+------------------------------------------------------------------------------
+-- Round trip (SPEC §3): doc comes back jsonb-equal, dates canonical.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('trip', 't', 'm');
+CREATE TABLE originals (k int, doc jsonb);
+INSERT INTO originals VALUES
+    (1, '{"t": "2021-05-18T00:00:00.000Z", "k": 1, "n": [12, 12.5, 1e-7, 123456789012345678901234567890, -0.000001, 2.5e20]}'),
+    (2, '{"t": "2021-05-18T00:00:01.000Z", "k": 2, "m": {"b": 1, "a": [true, false, null]}, "s": "ünïcödé ✓ 時系列 \"q\" \\ \n"}'),
+    (3, '{"t": "2021-05-18T00:00:02.000Z", "k": 3, "_id": 42, "d": {"$date": "2021-01-01T00:00:00Z"}, "e": {}, "f": []}'),
+    (4, (SELECT format('{"t": "2021-05-18T00:00:03.000Z", "k": 4, "deep": %s1%s}', repeat('[', 99), repeat(']', 99))::jsonb));
+INSERT INTO trip (doc) SELECT doc FROM originals ORDER BY k;
+-- Equal but for _id (generated where missing) and dates (canonical text).
+SELECT o.k, (t.doc - '_id' - 'd') = (o.doc - '_id' - 'd') AS equal,
+       t.doc->>'_id' ~ '^[0-9a-f]{24}$' AS id_generated, t.doc->'_id' = '42' AS id_kept
+  FROM trip t JOIN originals o ON (t.doc->>'k')::int = o.k ORDER BY o.k;
+SELECT doc->'d' AS date_value, doc->'n' AS numbers FROM trip WHERE doc ? 'd' OR doc ? 'n' ORDER BY 1;
+-- Deeper than 100 levels, or larger than tscoll.max_measurement_size: 54000.
+SELECT try(format($$INSERT INTO trip (doc) VALUES ('{"t": "2021-05-18T00:00:00Z", "deep": %s1%s}')$$,
+                  repeat('[', 100), repeat(']', 100)));
+SET tscoll.max_measurement_size = '1kB';
+SELECT try(format($$INSERT INTO trip (doc) VALUES ('{"t": "2021-05-18T00:00:00Z", "s": "%s"}')$$, repeat('x', 1100)));
+RESET tscoll.max_measurement_size;
+SELECT try($$SET tscoll.bucket_max_count = 0$$);
+SELECT try($$SET tscoll.bucket_max_size = '100MB'$$);
+
+------------------------------------------------------------------------------
+-- Series (SPEC §4.1): meta equality after sorting keys; null != missing.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('series', 't', 'm');
+INSERT INTO series (doc) VALUES
+    ('{"t": "2021-05-18T00:00:00Z", "m": {"a": 1, "b": 2}}'),
+    ('{"t": "2021-05-18T00:00:01Z", "m": {"b": 2, "a": 1.0}}'),
+    ('{"t": "2021-05-18T00:00:02Z", "m": [1, 2]}'),
+    ('{"t": "2021-05-18T00:00:03Z", "m": [2, 1]}'),
+    ('{"t": "2021-05-18T00:00:04Z", "m": null}'),
+    ('{"t": "2021-05-18T00:00:05Z"}');
+INSERT INTO series (t, m) VALUES ('2021-05-18T00:00:06Z', 'null'), ('2021-05-18T00:00:07Z', NULL);
+SELECT meta, control->'count' AS count FROM tscoll.buckets('series') ORDER BY control->'min'->>'t';
+SELECT t, m, m IS NULL AS absent, doc ? 'm' AS in_doc FROM series WHERE t >= '2021-05-18T00:00:04Z' ORDER BY t;
+
+------------------------------------------------------------------------------
+-- 1100 measurements one second apart: 1000 + 100, however they are batched.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('one_per_statement', 't');
+SELECT tscoll.create_collection('half_per_statement', 't');
+SELECT tscoll.create_collection('one_copy', 't');
+CREATE TABLE seconds AS
+    SELECT i, format('{"t": "%s", "i": %s}',
+                     to_char((timestamptz '2021-05-18 00:00:00+00' + i * interval '1 second') AT TIME ZONE 'UTC',
+                             'YYYY-MM-DD"T"HH24:MI:SS"Z"'), i)::jsonb AS doc
+      FROM generate_series(0, 1099) i;
+DO $$ BEGIN
+    FOR k IN 0..1099 LOOP
+        INSERT INTO one_per_statement (doc) SELECT doc FROM seconds WHERE i = k;
+    END LOOP;
+END $$;
+INSERT INTO half_per_statement (doc) SELECT doc FROM seconds WHERE i < 550 ORDER BY i;
+INSERT INTO half_per_statement (doc) SELECT doc FROM seconds WHERE i >= 550 ORDER BY i;
+SELECT current_setting('data_directory') || '/tscoll_insert.copy' AS copy_file \gset
+COPY (SELECT doc FROM seconds ORDER BY i) TO :'copy_file';
+COPY one_copy (doc) FROM :'copy_file';
+SELECT c, b.* FROM unnest(ARRAY['one_per_statement', 'half_per_statement', 'one_copy']::regclass[]) c,
+       LATERAL bucket_summary(c) b ORDER BY 1, 3;
+SELECT c, counters(c) FROM unnest(ARRAY['one_per_statement', 'half_per_statement', 'one_copy']::regclass[]) c;
+-- Every measurement exactly once.
+SELECT count(*), count(DISTINCT doc->>'i'), min((doc->>'i')::int), max((doc->>'i')::int) FROM one_copy;
+
+------------------------------------------------------------------------------
+-- Span boundaries and rounding, per granularity, before 1970 and after 2106.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('g_' || g, 't', granularity => g) FROM unnest(ARRAY['seconds', 'minutes', 'hours']) g;
+-- Start at a rounded time; span - 1 ms stays, span opens a new bucket.
+INSERT INTO g_seconds (t) VALUES ('2021-05-18 00:00:00+00'), ('2021-05-18 00:59:59.999+00'), ('2021-05-18 01:00:00+00');
+INSERT INTO g_minutes (t) VALUES ('2021-05-18 00:00:00+00'), ('2021-05-18 23:59:59.999+00'), ('2021-05-19 00:00:00+00');
+INSERT INTO g_hours (t) VALUES ('2021-05-18 00:00:00+00'), ('2021-06-16 23:59:59.999+00'), ('2021-06-17 00:00:00+00');
+SELECT c, b.* FROM unnest(ARRAY['g_seconds', 'g_minutes', 'g_hours']::regclass[]) c,
+       LATERAL bucket_summary(c) b ORDER BY 1, 3;
+SELECT tscoll.create_collection('rounding_' || g, 't', granularity => g) FROM unnest(ARRAY['seconds', 'minutes', 'hours']) g;
+INSERT INTO rounding_seconds (t) VALUES ('1969-12-31 23:59:30.5+00'), ('2106-02-08 00:00:30.25+00');
+INSERT INTO rounding_minutes (t) VALUES ('1969-12-31 23:59:30.5+00'), ('2106-02-08 00:00:30.25+00');
+INSERT INTO rounding_hours (t) VALUES ('1969-12-31 23:59:30.5+00'), ('2106-02-08 00:00:30.25+00');
+SELECT c, b.*, tscoll.objectid_time(bk._id) AS id_time
+  FROM unnest(ARRAY['rounding_seconds', 'rounding_minutes', 'rounding_hours']::regclass[]) c,
+       LATERAL bucket_summary(c) b,
+       LATERAL (SELECT _id FROM tscoll.buckets(c) x WHERE x.control->'min'->>'t' = b.min_t) bk
+ ORDER BY 1, 3;
+-- Fixed bucketing rounds to bucket_rounding_seconds.
+SELECT tscoll.create_collection('fixed', 't', bucket_max_span_seconds => 100, bucket_rounding_seconds => 100);
+INSERT INTO fixed (t) VALUES ('1970-01-01 00:03:21+00'), ('1970-01-01 00:04:59+00'), ('1970-01-01 00:05:00+00');
+SELECT * FROM bucket_summary('fixed');
+
+------------------------------------------------------------------------------
+-- Out of order and time backward (SPEC §4.1 rule 2, §4.3 reopening).
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('backward', 't', 'm');
+INSERT INTO backward (t, m) VALUES ('2021-05-18 10:00:00+00', '1');
+INSERT INTO backward (t, m) VALUES ('2021-05-18 10:30:00+00', '1');
+-- Before the open bucket: it is archived, a new bucket opens.
+INSERT INTO backward (t, m) VALUES ('2021-05-18 09:00:00+00', '1');
+-- Fits the archived bucket again: reopened.
+INSERT INTO backward (t, m) VALUES ('2021-05-18 10:40:00+00', '1');
+-- Back before the reopened bucket: archived again, the 09:00 bucket is
+-- reopened from disk through the default index.
+INSERT INTO backward (t, m) VALUES ('2021-05-18 09:10:00+00', '1');
+SELECT * FROM bucket_summary('backward');
+SELECT counters('backward');
+-- Reopening from disk: a new session has no catalog entry for the series.
+\c
+SET client_min_messages = warning;
+INSERT INTO backward (t, m) VALUES ('2021-05-18 10:50:00+00', '1');
+SELECT * FROM bucket_summary('backward');
+-- A bucket closed for good is never reopened.
+UPDATE "system.buckets.backward" SET control = control || '{"closed": true}'
+ WHERE control->'min'->>'t' = '2021-05-18T10:00:00.000Z';
+\c
+SET client_min_messages = warning;
+INSERT INTO backward (t, m) VALUES ('2021-05-18 10:55:00+00', '1');
+SELECT * FROM bucket_summary('backward');
+
+------------------------------------------------------------------------------
+-- control.min/max element-wise, sparse fields, schema change per class.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('minmax', 't');
+INSERT INTO minmax (doc) VALUES
+    ('{"t": "2021-05-18T00:00:00Z", "x": 5, "o": {"p": 1, "q": "b"}, "a": [3, 9]}'),
+    ('{"t": "2021-05-18T00:00:10Z", "x": -2.5, "o": {"p": 7, "q": "a"}, "a": [4, 1, 0]}'),
+    ('{"t": "2021-05-18T00:00:20Z", "y": true, "d": {"$date": "2020-01-01T00:00:00Z"}}');
+SELECT (control->'min') - '_id'::text AS min, (control->'max') - '_id'::text AS max FROM tscoll.buckets('minmax');
+SELECT data - '_id'::text AS data FROM tscoll.buckets('minmax');
+SELECT tscoll.create_collection('schema', 't');
+INSERT INTO schema (doc) VALUES
+    ('{"t": "2021-05-18T00:00:00Z", "v": 1}'),
+    ('{"t": "2021-05-18T00:00:01Z", "v": 2.5}'),
+    ('{"t": "2021-05-18T00:00:02Z", "v": "two"}'),
+    ('{"t": "2021-05-18T00:00:03Z", "v": null}'),
+    ('{"t": "2021-05-18T00:00:04Z", "v": {"n": 1}}'),
+    ('{"t": "2021-05-18T00:00:05Z", "v": {"n": "one"}}'),
+    ('{"t": "2021-05-18T00:00:06Z", "v": [1]}'),
+    ('{"t": "2021-05-18T00:00:07Z", "v": true}'),
+    ('{"t": "2021-05-18T00:00:08Z", "v": {"$date": "2020-01-01T00:00:00Z"}}'),
+    ('{"t": "2021-05-18T00:00:09Z", "w": "other field"}');
+SELECT n, min_t, max_t FROM bucket_summary('schema');
+SELECT counters('schema');
+
+------------------------------------------------------------------------------
+-- Count and size limits; large measurements.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('limits', 't');
+SET tscoll.bucket_max_count = 3;
+INSERT INTO limits (t) SELECT timestamptz '2021-05-18 00:00:00+00' + i * interval '1 s' FROM generate_series(1, 7) i;
+RESET tscoll.bucket_max_count;
+SELECT n FROM bucket_summary('limits');
+SELECT tscoll.create_collection('large', 't');
+SET tscoll.bucket_max_size = 1000;
+SET tscoll.bucket_min_count = 2;
+-- Two 600-byte measurements share a bucket (under min_count), the third closes it.
+INSERT INTO large (doc) SELECT format('{"t": "2021-05-18T00:00:0%sZ", "s": "%s"}', i, repeat('x', 580))::jsonb
+  FROM generate_series(1, 3) i;
+-- Small measurements (33 bytes each) fill the rest: 11 join the third, then 30 per bucket.
+INSERT INTO large (doc) SELECT format('{"t": "2021-05-18T00:01:%sZ"}', lpad(i::text, 2, '0'))::jsonb
+  FROM generate_series(10, 59) i;
+RESET tscoll.bucket_max_size;
+RESET tscoll.bucket_min_count;
+SELECT n, min_t FROM bucket_summary('large');
+SELECT counters('large');
+
+------------------------------------------------------------------------------
+-- Rollback leaves no trace; read-your-writes in the same transaction.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('tx', 't', 'm');
+BEGIN;
+INSERT INTO tx (t, m) VALUES ('2021-05-18 00:00:00+00', '1');
+SELECT count(*) FROM tx;
+ROLLBACK;
+SELECT count(*) AS measurements, (SELECT count(*) FROM "system.buckets.tx") AS buckets FROM tx;
+BEGIN;
+INSERT INTO tx (t, m) VALUES ('2021-05-18 00:00:00+00', '1');
+SAVEPOINT s;
+INSERT INTO tx (t, m) VALUES ('2021-05-18 00:00:01+00', '1');
+ROLLBACK TO s;
+INSERT INTO tx (t, m) VALUES ('2021-05-18 00:00:02+00', '1');
+COMMIT;
+SELECT t FROM tx ORDER BY t;
+SELECT * FROM bucket_summary('tx');
+SELECT counters('tx');
+
+------------------------------------------------------------------------------
+-- insert_many: MongoDB's answer shape; ordered stops, unordered goes on.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('many', 't');
+SELECT tscoll.insert_many('many', '[{"t": "2021-05-18T00:00:00Z"}, {"x": 1}, {"t": "2021-05-18T00:00:02Z"}]');
+SELECT tscoll.insert_many('many', '[{"t": "2021-05-18T00:00:03Z"}, {"x": 1}, {"t": "2021-05-18T00:00:05Z"}, 7]', false);
+SELECT count(*) FROM many;
+SELECT try($$SELECT tscoll.insert_many('many', '{"t": 1}')$$);
+
