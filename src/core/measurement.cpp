@@ -8,15 +8,17 @@
 
 namespace tscoll {
 
-namespace {
+namespace {}  // namespace
 
-[[noreturn]] void bad_date(const CollectionFields &fields) {
+void throw_bad_date(const CollectionFields &fields) {
     throw Error(ErrorCode::BadDate,
                 "'" + fields.time_field + "' must be present and contain a valid date value",
                 "Collection \"" + fields.collection + "\".",
                 "Give the time as an ISO 8601 string with a UTC offset, a {\"$date\": ...} "
                 "value, or a timestamptz in the time column.");
 }
+
+namespace {
 
 std::optional<UnixMicros> time_value(const Value &v) {
     if (v.is(Value::Kind::String))
@@ -168,7 +170,7 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
         if (m.key == names.time_field) {
             std::optional<UnixMicros> t = time_value(m.value);
             if (!t)
-                bad_date(names);
+                throw_bad_date(names);
             if (input.time && *input.time != *t)
                 throw Error(
                     ErrorCode::BadValue,
@@ -185,7 +187,7 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
         fields.as_object().push_back(std::move(m));
     }
     if (!input.time)
-        bad_date(names);
+        throw_bad_date(names);
     Value::Object &members = fields.as_object();
     if (!has_time)
         members.insert(members.begin(), Member{names.time_field, Value::date(*input.time)});

@@ -37,6 +37,9 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
                                         uint64_t max_measurement_size,
                                         const ObjectId &generated_id);
 
+// SQLSTATE 22007: the time field is missing or not a date.
+[[noreturn]] void throw_bad_date(const CollectionFields &fields);
+
 // A date written in MongoDB Extended JSON ({"$date": "<iso>"} or
 // {"$date": {"$numberLong": "<ms>"}}), or nullopt.
 std::optional<UnixMicros> extended_json_date(const Value &v);

@@ -37,8 +37,7 @@ int64_t int_column(HeapTuple row, TupleDesc desc, int column) {
 }
 
 // Runs a query with the latest snapshot; returns the number of rows.
-uint64 run(const char *query, int nargs, Oid *types, Datum *values, const char *nulls,
-           int limit) {
+uint64 run(const char *query, int nargs, Oid *types, Datum *values, const char *nulls, int limit) {
     return pg_call([&] {
         SPIPlanPtr plan = SPI_prepare(query, nargs, types);
         if (plan == nullptr)
@@ -54,17 +53,33 @@ uint64 run(const char *query, int nargs, Oid *types, Datum *values, const char *
     });
 }
 
-Datum objectid_datum(const ObjectId &id) {
-    auto *copy = static_cast<ObjectId *>(pg_call([] { return palloc(sizeof(ObjectId)); }));
+Datum objectid_datum(const ObjectId &id, MemoryContext context = CurrentMemoryContext) {
+    auto *copy = static_cast<ObjectId *>(
+        pg_call([&] { return MemoryContextAlloc(context, sizeof(ObjectId)); }));
     *copy = id;
     return PointerGetDatum(copy);
 }
 
-Datum bytea_datum(const std::string &bytes) {
-    auto *result = static_cast<bytea *>(pg_call([&] { return palloc(VARHDRSZ + bytes.size()); }));
+Datum bytea_datum(const std::string &bytes, MemoryContext context) {
+    auto *result = static_cast<bytea *>(
+        pg_call([&] { return MemoryContextAlloc(context, VARHDRSZ + bytes.size()); }));
     SET_VARSIZE(result, VARHDRSZ + bytes.size());
     memcpy(VARDATA(result), bytes.data(), bytes.size());
     return PointerGetDatum(result);
+}
+
+// control as jsonb, built in `context` (freed after the row is written).
+Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context) {
+    MemoryContext old = MemoryContextSwitchTo(context);
+    Jsonb *result = nullptr;
+    try {
+        result = value_to_jsonb(bucket.control());
+    } catch (...) {
+        MemoryContextSwitchTo(old);
+        throw;
+    }
+    MemoryContextSwitchTo(old);
+    return result;
 }
 
 }  // namespace
@@ -149,8 +164,8 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id) {
     Datum data = SPI_getbinval(row, desc, 2, &isnull);
     bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
     try {
-        BucketData decoded = BucketData::decode(
-            std::string_view(VARDATA_ANY(raw), VARSIZE_ANY_EXHDR(raw)));
+        BucketData decoded =
+            BucketData::decode(std::string_view(VARDATA_ANY(raw), VARSIZE_ANY_EXHDR(raw)));
         return StoredBucket{id, to_unix_micros(min_time), std::move(decoded)};
     } catch (const Error &e) {
         throw Error(e.code(), e.what(),
@@ -178,32 +193,28 @@ std::vector<ObjectId> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) 
 }
 
 void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
-    MemoryContext old = MemoryContextSwitchTo(row_context_);
-    std::string query = "INSERT INTO " + info_.bucket_name +
-                        " (_id, meta, control, data) VALUES ($1, $2, $3, $4)";
-    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID,
-                   JSONBOID, BYTEAOID};
-    Datum values[] = {objectid_datum(bucket.id()), PointerGetDatum(meta),
-                      PointerGetDatum(value_to_jsonb(bucket.control())),
-                      bytea_datum(bucket.data().encode())};
+    std::string query =
+        "INSERT INTO " + info_.bucket_name + " (_id, meta, control, data) VALUES ($1, $2, $3, $4)";
+    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID, JSONBOID,
+                   BYTEAOID};
+    Datum values[] = {objectid_datum(bucket.id(), row_context_), PointerGetDatum(meta),
+                      PointerGetDatum(control_jsonb(bucket, row_context_)),
+                      bytea_datum(bucket.data().encode(), row_context_)};
     const char nulls[] = {' ', meta ? ' ' : 'n', ' ', ' '};
     run(query.c_str(), 4, types, values, nulls, 0);
-    MemoryContextSwitchTo(old);
     MemoryContextReset(row_context_);
 }
 
 void BucketStore::update(const Bucket &bucket) {
-    MemoryContext old = MemoryContextSwitchTo(row_context_);
     std::string query =
         "UPDATE " + info_.bucket_name + " SET control = $2, data = $3 WHERE _id = $1";
-    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID,
-                   BYTEAOID};
-    Datum values[] = {objectid_datum(bucket.id()),
-                      PointerGetDatum(value_to_jsonb(bucket.control())),
-                      bytea_datum(bucket.data().encode())};
+    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID, BYTEAOID};
+    Datum values[] = {objectid_datum(bucket.id(), row_context_),
+                      PointerGetDatum(control_jsonb(bucket, row_context_)),
+                      bytea_datum(bucket.data().encode(), row_context_)};
     if (run(query.c_str(), 3, types, values, nullptr, 0) != 1)
-        throw Error(ErrorCode::Internal, "bucket " + bucket.id().to_hex() + " vanished while locked");
-    MemoryContextSwitchTo(old);
+        throw Error(ErrorCode::Internal,
+                    "bucket " + bucket.id().to_hex() + " vanished while locked");
     MemoryContextReset(row_context_);
 }
 

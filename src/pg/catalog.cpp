@@ -6,7 +6,6 @@ extern "C" {
 }
 
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 
 #include "pg/settings.hpp"

@@ -207,9 +207,9 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
     std::optional<StoredBucket> stored = store_->load(id);
     if (!stored)
         return nullptr;
-    touched_.push_back(std::make_unique<TouchedBucket>(TouchedBucket{
-        Bucket(id, stored->min_time, info_.time_field, std::move(stored->data)), false,
-        series_meta_}));
+    touched_.push_back(std::make_unique<TouchedBucket>(
+        TouchedBucket{Bucket(id, stored->min_time, info_.time_field, std::move(stored->data)),
+                      false, series_meta_}));
     return by_id_[key] = touched_.back().get();
 }
 
@@ -278,7 +278,8 @@ TriggerData *trigger_data(FunctionCallInfo fcinfo, bool row_level) {
     auto *td = reinterpret_cast<TriggerData *>(fcinfo->context);
     if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
         (TRIGGER_FIRED_FOR_ROW(td->tg_event) != 0) != row_level)
-        throw Error(ErrorCode::Internal, "tscoll's insert triggers fire only on a collection's view");
+        throw Error(ErrorCode::Internal,
+                    "tscoll's insert triggers fire only on a collection's view");
     return td;
 }
 
@@ -319,9 +320,7 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
     if (!isnull) {
         TimestampTz t = DatumGetTimestampTz(time);
         if (TIMESTAMP_NOT_FINITE(t))
-            throw Error(ErrorCode::BadDate,
-                        "'" + p.info.time_field + "' must be present and contain a valid date value",
-                        "Collection \"" + p.info.view_name + "\".");
+            throw_bad_date(fields_of(p.info));
         input.time = to_unix_micros(t);
     }
     if (!p.info.meta_field.empty())
