@@ -1,6 +1,9 @@
 #include "core/bucket.hpp"
 
+#include <algorithm>
+
 #include "core/compare.hpp"
+#include "core/error.hpp"
 
 namespace tscoll {
 
@@ -80,6 +83,36 @@ Value Bucket::control() const {
     control.add("max", std::move(max));
     control.add("count", Value::number(static_cast<int64_t>(data_.count())));
     return control;
+}
+
+namespace {
+
+[[noreturn]] void bad_row(const std::string &problem) {
+    throw Error(ErrorCode::BadValue, "invalid bucket row: " + problem,
+                {}, "Write measurements through the collection's view.");
+}
+
+}  // namespace
+
+void check_bucket_row(const BucketData &data, const Value &control,
+                      const std::string &time_field, UnixMicros min_time, UnixMicros max_time) {
+    const Value *version = control.is(Value::Kind::Object) ? control.find("version") : nullptr;
+    if (version == nullptr || version->as_exact_int64() != 1)
+        bad_row("control.version must be 1");
+    if (data.count() == 0)
+        bad_row("data holds no measurement");
+    if (const Value *count = control.find("count"); count && count->as_exact_int64() != data.count())
+        bad_row("control.count is not the number of measurements in data");
+    if (time_field.empty())
+        return;
+    auto time = std::find_if(data.columns().begin(), data.columns().end(),
+                             [&](const BucketColumn &c) { return c.name == time_field; });
+    if (time == data.columns().end() || time->positions.size() != data.count())
+        bad_row("a measurement in data has no time field \"" + time_field + "\"");
+    for (const Value &t : time->values)
+        if (!t.is(Value::Kind::Date) || t.as_date() < min_time || t.as_date() > max_time)
+            bad_row("a time in data is not a date within control.min and control.max of \"" +
+                    time_field + "\"");
 }
 
 }  // namespace tscoll

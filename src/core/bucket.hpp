@@ -76,4 +76,13 @@ class Bucket {
     bool kept_open_for_large_ = false;
 };
 
+// Checks a bucket row written directly to the bucket table (SPEC §4.3):
+// control is {"version": 1, ...} with a count, if any, that matches the
+// data, the data holds at least one measurement, and every measurement has
+// a date in the time field within [min_time, max_time]. The time checks are
+// skipped when time_field is empty (the collection is not known yet, as
+// during a restore). Throws Error(BadValue).
+void check_bucket_row(const BucketData &data, const Value &control,
+                      const std::string &time_field, UnixMicros min_time, UnixMicros max_time);
+
 }  // namespace tscoll

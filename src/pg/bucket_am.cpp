@@ -8,28 +8,201 @@
 //    routine: heap_getnext() refuses any relation whose routine is not
 //    heap's own, and heap's index build scans use it.
 //
-// This is where bucket-level behaviour belongs as it arrives: validating
-// rows written directly and telling the bucket catalog which buckets a
-// direct write touched (see doc/ARCHITECTURE.md).
+//  * Rows written directly (not by tscoll's own writers) must be valid
+//    buckets (SPEC §4.3), and a direct UPDATE, DELETE or TRUNCATE makes the
+//    bucket catalog forget the collection's series.
 extern "C" {
 #include "postgres.h"
 #include "access/heapam.h"
 #include "access/tableam.h"
 #include "catalog/pg_am_d.h"
+#include "catalog/pg_type_d.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
 }
 
+#include <string>
+#include <unordered_map>
+
+#include "core/bucket.hpp"
+#include "core/error.hpp"
+#include "pg/bucket_am.hpp"
+#include "pg/bucket_store.hpp"
+#include "pg/catalog.hpp"
 #include "pg/guard.hpp"
+#include "pg/jsonb_value.hpp"
+#include "pg/pg_time.hpp"
+
+namespace tscoll::pg {
+
+namespace {
+int trusted_writers = 0;
+}
+
+TrustedBucketWrites::TrustedBucketWrites() {
+    trusted_writers++;
+}
+
+TrustedBucketWrites::~TrustedBucketWrites() {
+    trusted_writers--;
+}
+
+void TrustedBucketWrites::reset() {
+    trusted_writers = 0;
+}
+
+}  // namespace tscoll::pg
 
 namespace {
 
+using tscoll::pg::trusted_writers;
+
 TableAmRoutine bucket_routine;
+
+const TableAmRoutine *heap() {
+    return GetHeapamTableAmRoutine();
+}
+
+// Bucket table -> its collection's time field ("" while the collection is
+// unknown, as during a restore before tscoll.collections is loaded).
+std::unordered_map<Oid, std::string> time_fields;
+
+void forget_time_field(Datum, Oid relid) {
+    if (relid == InvalidOid)
+        time_fields.clear();
+    else
+        time_fields.erase(relid);
+}
+
+const std::string &time_field_of(Oid bucket_table) {
+    static bool registered = false;
+    if (!registered) {
+        CacheRegisterRelcacheCallback(forget_time_field, 0);
+        registered = true;
+    }
+    if (auto it = time_fields.find(bucket_table); it != time_fields.end())
+        return it->second;
+    std::string field;
+    tscoll::pg::pg_call([&] {
+        if (SPI_connect() != SPI_OK_CONNECT)
+            elog(ERROR, "SPI_connect failed");
+        Oid types[] = {OIDOID};
+        Datum values[] = {ObjectIdGetDatum(bucket_table)};
+        int rc = SPI_execute_with_args(
+            "SELECT time_field FROM tscoll.collections WHERE bucket_table = $1", 1, types, values,
+            nullptr, true, 1);
+        if (rc != SPI_OK_SELECT)
+            elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
+        if (SPI_processed == 1) {
+            char *text = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+            if (text != nullptr)
+                field = text;
+        }
+        SPI_finish();
+    });
+    // An unknown collection is asked again next time: it may be restored by then.
+    if (field.empty()) {
+        static const std::string unknown;
+        return unknown;
+    }
+    return time_fields[bucket_table] = field;
+}
+
+// Bucket table columns: _id, meta, control, data, min_time, max_time.
+enum Column { kId = 1, kMeta, kControl, kData, kMinTime, kMaxTime };
+
+tscoll::UnixMicros time_column(TupleTableSlot *slot, int column) {
+    bool isnull = false;
+    Datum d = slot_getattr(slot, column, &isnull);
+    return isnull ? 0 : tscoll::pg::to_unix_micros(DatumGetTimestampTz(d));
+}
+
+// Refuses a row written directly that is not a valid bucket.
+void check_row(Relation table, TupleTableSlot *slot) {
+    if (trusted_writers > 0)
+        return;
+    tscoll::pg::guarded([&] {
+        bool id_null = false, control_null = false, data_null = false;
+        Datum id = 0, control = 0, data = 0;
+        tscoll::pg::pg_call([&] {
+            id = slot_getattr(slot, kId, &id_null);
+            control = slot_getattr(slot, kControl, &control_null);
+            data = slot_getattr(slot, kData, &data_null);
+        });
+        if (id_null || control_null || data_null)
+            throw tscoll::Error(tscoll::ErrorCode::BadValue,
+                                "invalid bucket row: _id, control and data must not be null",
+                                {}, "Write measurements through the collection's view.");
+        const auto *bucket_id = reinterpret_cast<const tscoll::ObjectId *>(DatumGetPointer(id));
+        tscoll::BucketData decoded = tscoll::pg::decode_bucket(
+            *bucket_id, tscoll::pg::pg_call([&] { return DatumGetByteaPP(data); }));
+        tscoll::Value control_value = tscoll::pg::jsonb_to_value(
+            tscoll::pg::pg_call([&] { return DatumGetJsonbP(control); }));
+        tscoll::check_bucket_row(decoded, control_value, time_field_of(RelationGetRelid(table)),
+                                 time_column(slot, kMinTime), time_column(slot, kMaxTime));
+    });
+}
+
+void forget_series(Relation table) {
+    if (trusted_writers == 0)
+        tscoll::pg::guarded([&] { tscoll::pg::catalog::forget_series(RelationGetRelid(table)); });
+}
+
+void tuple_insert(Relation table, TupleTableSlot *slot, CommandId cid, int options,
+                  BulkInsertStateData *bistate) {
+    check_row(table, slot);
+    heap()->tuple_insert(table, slot, cid, options, bistate);
+}
+
+void tuple_insert_speculative(Relation table, TupleTableSlot *slot, CommandId cid, int options,
+                              BulkInsertStateData *bistate, uint32 token) {
+    check_row(table, slot);
+    heap()->tuple_insert_speculative(table, slot, cid, options, bistate, token);
+}
+
+void multi_insert(Relation table, TupleTableSlot **slots, int nslots, CommandId cid, int options,
+                  BulkInsertStateData *bistate) {
+    for (int i = 0; i < nslots; i++)
+        check_row(table, slots[i]);
+    heap()->multi_insert(table, slots, nslots, cid, options, bistate);
+}
+
+TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
+                       Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+                       LockTupleMode *lockmode, bool *update_indexes) {
+    check_row(table, slot);
+    forget_series(table);
+    return heap()->tuple_update(table, otid, slot, cid, snapshot, crosscheck, wait, tmfd,
+                                lockmode, update_indexes);
+}
+
+TM_Result tuple_delete(Relation table, ItemPointer tid, CommandId cid, Snapshot snapshot,
+                       Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changing_part) {
+    forget_series(table);
+    return heap()->tuple_delete(table, tid, cid, snapshot, crosscheck, wait, tmfd, changing_part);
+}
+
+void relation_set_new_filenode(Relation table, const RelFileNode *node, char persistence,
+                               TransactionId *freeze_xid, MultiXactId *min_multi) {
+    forget_series(table);
+    heap()->relation_set_new_filenode(table, node, persistence, freeze_xid, min_multi);
+}
+
+void relation_nontransactional_truncate(Relation table) {
+    forget_series(table);
+    heap()->relation_nontransactional_truncate(table);
+}
 
 // Runs `call` with `table` presenting heap's routine; restores ours on every
 // exit, error included.
 template <typename Call>
 void as_heap(Relation table, const Call &call) {
     const TableAmRoutine *ours = table->rd_tableam;
-    table->rd_tableam = GetHeapamTableAmRoutine();
+    table->rd_tableam = heap();
     PG_TRY();
     { call(); }
     PG_FINALLY();
@@ -49,7 +222,7 @@ double index_build_range_scan(Relation table, Relation index, IndexInfo *index_i
     return tscoll::pg::guarded([&] {
         double tuples = 0;
         as_heap(table, [&] {
-            tuples = GetHeapamTableAmRoutine()->index_build_range_scan(
+            tuples = heap()->index_build_range_scan(
                 table, index, index_info, allow_sync, anyvisible, progress, start_block, num_blocks,
                 callback, callback_state, scan);
         });
@@ -61,7 +234,7 @@ void index_validate_scan(Relation table, Relation index, IndexInfo *index_info, 
                          ValidateIndexState *state) {
     tscoll::pg::guarded([&] {
         as_heap(table, [&] {
-            GetHeapamTableAmRoutine()->index_validate_scan(table, index, index_info, snapshot,
+            heap()->index_validate_scan(table, index, index_info, snapshot,
                                                            state);
         });
     });
@@ -71,10 +244,17 @@ void index_validate_scan(Relation table, Relation index, IndexInfo *index_info, 
 
 TSCOLL_FUNCTION(tscoll_buckets_handler) {
     if (bucket_routine.type != T_TableAmRoutine) {
-        bucket_routine = *GetHeapamTableAmRoutine();
+        bucket_routine = *heap();
         bucket_routine.relation_toast_am = toast_am;
         bucket_routine.index_build_range_scan = index_build_range_scan;
         bucket_routine.index_validate_scan = index_validate_scan;
+        bucket_routine.tuple_insert = tuple_insert;
+        bucket_routine.tuple_insert_speculative = tuple_insert_speculative;
+        bucket_routine.multi_insert = multi_insert;
+        bucket_routine.tuple_update = tuple_update;
+        bucket_routine.tuple_delete = tuple_delete;
+        bucket_routine.relation_set_new_filenode = relation_set_new_filenode;
+        bucket_routine.relation_nontransactional_truncate = relation_nontransactional_truncate;
     }
     PG_RETURN_POINTER(&bucket_routine);
 }

@@ -84,6 +84,15 @@ Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context) {
 
 }  // namespace
 
+BucketData decode_bucket(const ObjectId &id, bytea *data) {
+    try {
+        return BucketData::decode(std::string_view(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data)));
+    } catch (const Error &e) {
+        throw Error(e.code(), e.what(), "Bucket _id " + id.to_hex() + ".",
+                    "Restore the bucket from a backup, or delete it from the bucket table.");
+    }
+}
+
 CollectionInfo lookup_collection(Oid view) {
     pg_call([] {
         if (SPI_connect() != SPI_OK_CONNECT)
@@ -164,8 +173,7 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id) {
     Datum data = SPI_getbinval(row, desc, 2, &isnull);
     bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
     try {
-        BucketData decoded =
-            BucketData::decode(std::string_view(VARDATA_ANY(raw), VARSIZE_ANY_EXHDR(raw)));
+        BucketData decoded = decode_bucket(id, raw);
         return StoredBucket{id, to_unix_micros(min_time), std::move(decoded)};
     } catch (const Error &e) {
         throw Error(e.code(), e.what(),

@@ -15,6 +15,7 @@ extern "C" {
 #include <vector>
 
 #include "core/bucket.hpp"
+#include "pg/bucket_am.hpp"
 
 namespace tscoll::pg {
 
@@ -33,6 +34,9 @@ struct CollectionInfo {
 
 // The collection whose view is `view`; throws when there is none.
 CollectionInfo lookup_collection(Oid view);
+
+// A bucket row's data; errors name the bucket (SPEC §4.4: XX001).
+BucketData decode_bucket(const ObjectId &id, bytea *data);
 
 struct StoredBucket {
     ObjectId id;
@@ -57,6 +61,7 @@ class BucketStore {
 
   private:
     const CollectionInfo &info_;
+    TrustedBucketWrites trusted_;
     Oid saved_user_ = InvalidOid;
     int saved_security_ = 0;
     MemoryContext row_context_ = nullptr;

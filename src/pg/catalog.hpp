@@ -2,6 +2,10 @@
 // archived ones, plus the collection's counters. Everything here is a hint
 // the insert path checks against the bucket table (which is the truth), so
 // forgetting an entry is always safe.
+//
+// When tscoll is preloaded the catalog lives in shared memory and every
+// session of the cluster shares it (SPEC §4.3, §11); otherwise each session
+// keeps its own, with the same layout and limits.
 #pragma once
 
 extern "C" {
@@ -23,17 +27,21 @@ struct BucketRef {
     UnixMicros min_time;
 };
 
+// Archived buckets remembered per series; older ones stay reopenable
+// through the bucket table's index.
+constexpr size_t kMaxArchived = 8;
+
 struct SeriesState {
     std::optional<BucketRef> open;
-    std::vector<BucketRef> archived;
+    std::vector<BucketRef> archived;  // at most kMaxArchived, oldest first
 };
 
 SeriesState series(Oid bucket_table, const std::string &key);
 // Stores the series' state; remembered as touched by the current
 // (sub)transaction, and forgotten if it aborts.
-void store_series(Oid bucket_table, const std::string &key, SeriesState state);
-// Forgets everything about a collection (direct writes, drops).
-void forget_collection(Oid bucket_table);
+void store_series(Oid bucket_table, const std::string &key, const SeriesState &state);
+// Forgets every series of a collection (direct writes to its bucket table).
+void forget_series(Oid bucket_table);
 
 // Counters reach the collection when the transaction commits.
 void count(Oid bucket_table, const BucketCounters &delta);
@@ -46,6 +54,8 @@ struct Usage {
 };
 Usage usage();
 
+// From _PG_init while preloading: reserves the shared memory.
+void request_shared_memory();
 void register_transaction_callbacks();
 
 }  // namespace tscoll::pg::catalog

@@ -58,8 +58,10 @@ struct PendingInsert {
 std::map<Oid, PendingInsert> pending;
 
 void discard_pending(XactEvent event, void *) {
-    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         pending.clear();
+        TrustedBucketWrites::reset();
+    }
 }
 
 void discard_pending_sub(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
@@ -128,8 +130,6 @@ class BucketWriter {
     BucketCounters counters_;
 };
 
-constexpr size_t kMaxArchivedPerSeries = 8;
-
 void BucketWriter::assign(SeriesBatch &batch) {
     series_meta_ = batch.meta ? value_to_jsonb(*batch.meta) : nullptr;
     catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
@@ -146,7 +146,7 @@ void BucketWriter::assign(SeriesBatch &batch) {
             count_rollover(reason);
             if (reason == Rollover::TimeBackward) {
                 state.archived.push_back({current->bucket.id(), current->bucket.min_time()});
-                if (state.archived.size() > kMaxArchivedPerSeries)
+                if (state.archived.size() > catalog::kMaxArchived)
                     state.archived.erase(state.archived.begin());
             }
         }

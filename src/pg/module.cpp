@@ -23,6 +23,8 @@ bool loaded_at_server_start = false;
 void _PG_init(void) {
     loaded_at_server_start = process_shared_preload_libraries_in_progress;
     tscoll::pg::define_settings();
+    if (loaded_at_server_start)
+        tscoll::pg::catalog::request_shared_memory();
     tscoll::pg::catalog::register_transaction_callbacks();
     tscoll::pg::register_insert_callbacks();
 }

@@ -10,6 +10,7 @@ extern "C" {
 
 #include "core/bucket_data.hpp"
 #include "core/error.hpp"
+#include "pg/bucket_store.hpp"
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
@@ -17,17 +18,9 @@ extern "C" {
 namespace {
 
 using tscoll::BucketData;
+using tscoll::pg::decode_bucket;
 using tscoll::Error;
 using tscoll::Value;
-
-BucketData decode_bucket(const tscoll::ObjectId &id, bytea *data) {
-    try {
-        return BucketData::decode(std::string_view(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data)));
-    } catch (const Error &e) {
-        throw Error(e.code(), e.what(), "Bucket _id " + id.to_hex() + ".",
-                    "Restore the bucket from a backup, or delete it from the bucket table.");
-    }
-}
 
 // The time field is the canonical text; other dates stay {"$date": ...}.
 void render_time_field(Value &measurement, const std::string &time_field) {

@@ -4,7 +4,14 @@
 \i test/setup.psql
 SELECT tscoll.create_collection('w', 't', 'm');
 
--- Rows written directly, with a valid control.
+-- Rows written directly must be valid buckets: their data is taken from
+-- one-measurement buckets of another collection (sizes up to 6 kB, so some
+-- rows are TOASTed), their control is written here.
+SELECT tscoll.create_collection('src', 't', 'm');
+INSERT INTO src (doc)
+SELECT jsonb_build_object('t', to_char(to_timestamp(1600000000 + i * 3600) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
+                          'm', i, 's', repeat(md5(i::text), i % 200))
+  FROM generate_series(1, 5000) i;
 CREATE FUNCTION bucket_row(i int) RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data bytea)
     LANGUAGE sql AS $$
     SELECT (lpad(to_hex(1600000000 + i * 3600), 8, '0') || lpad(to_hex(i), 16, '0'))::tscoll.objectid,
@@ -12,8 +19,7 @@ CREATE FUNCTION bucket_row(i int) RETURNS TABLE (_id tscoll.objectid, meta jsonb
            jsonb_build_object('version', 1, 'count', 1,
                'min', jsonb_build_object('t', to_char(to_timestamp(1600000000 + i * 3600) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"')),
                'max', jsonb_build_object('t', to_char(to_timestamp(1600000000 + i * 3600 + 59) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'))),
-           -- sizes up to 6 kB, so some rows are TOASTed
-           convert_to(repeat(md5(i::text), i % 200), 'UTF8') $$;
+           (SELECT b.data FROM "system.buckets.src" b WHERE b.meta = to_jsonb(i)) $$;
 INSERT INTO "system.buckets.w" (_id, meta, control, data) SELECT b.* FROM generate_series(1, 5000) i, bucket_row(i) b;
 SELECT count(*), min(min_time), max(max_time), sum(length(data)) FROM "system.buckets.w";
 -- TOAST tables of bucket tables are plain heap.
@@ -105,3 +111,47 @@ DELETE FROM "system.buckets.w";
 ROLLBACK;
 SELECT count(*) FROM "system.buckets.w";
 TRUNCATE "system.buckets.w";
+
+-- A row written directly must be a valid bucket (SPEC §4.3); each refusal
+-- below names what is wrong, and nothing is written.
+INSERT INTO "system.buckets.w" (_id, meta, control, data) SELECT * FROM bucket_row(1);
+-- data that is not tscoll bucket data: XX001 naming the bucket
+SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
+             SELECT '5f5e1e100000000000000002', meta, control, '\x00' FROM "system.buckets.w"$$);
+-- a flipped byte
+SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
+             SELECT '5f5e1e100000000000000002', meta, control,
+                    set_byte(data, 20, get_byte(data, 20) # 1) FROM "system.buckets.w"$$);
+-- a count that disagrees with data
+SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
+             SELECT '5f5e1e100000000000000002', meta, jsonb_set(control, '{count}', '2'), data
+               FROM "system.buckets.w"$$);
+-- no control.version, or another one
+SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
+             SELECT '5f5e1e100000000000000002', meta, control - 'version', data FROM "system.buckets.w"$$);
+SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
+             SELECT '5f5e1e100000000000000002', meta, jsonb_set(control, '{version}', '2'), data
+               FROM "system.buckets.w"$$);
+-- a measurement time outside control.min/max
+SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
+             SELECT '5f5e1e100000000000000002', meta,
+                    jsonb_set(control, '{min,t}', '"2020-09-13T13:27:00.000Z"'), data
+               FROM "system.buckets.w"$$);
+-- null data; a direct UPDATE is checked the same way; COPY too
+SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control) SELECT '5f5e1e100000000000000002', meta, control FROM "system.buckets.w"$$);
+SELECT try($$UPDATE "system.buckets.w" SET data = '\x00'$$);
+SELECT try($$UPDATE "system.buckets.w" SET control = jsonb_set(control, '{max,t}', '"2020-09-13T12:26:40.000Z"')$$);
+COPY (SELECT '5f5e1e100000000000000002', meta, control, '\x00'::bytea FROM "system.buckets.w") TO :'copy_file';
+SELECT try(format('COPY "system.buckets.w" (_id, meta, control, data) FROM %L', :'copy_file'));
+SELECT _id, control->'count' AS count, length(data) FROM "system.buckets.w";
+
+-- The catalog forgets a collection's series when its bucket table is
+-- written directly: after the DELETE, the next measurement opens a new bucket.
+SELECT tscoll.create_collection('direct', 't', 'm');
+INSERT INTO direct (doc) VALUES ('{"t": "2024-01-01T00:00:00Z", "m": 1, "v": 1}');
+SELECT (tscoll.catalog_stats()->>'numOpenBuckets')::int AS open_before \gset
+DELETE FROM "system.buckets.direct";
+SELECT (tscoll.catalog_stats()->>'numOpenBuckets')::int - :open_before AS open_change;
+INSERT INTO direct (doc) VALUES ('{"t": "2024-01-01T00:00:01Z", "m": 1, "v": 2}');
+SELECT count(*) AS buckets, sum((control->>'count')::int) AS measurements FROM "system.buckets.direct";
+SELECT tscoll.collection_stats('direct')->'numBucketInserts' AS inserts;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/compare.hpp"
+#include "core/error.hpp"
 #include "core/number.hpp"
 
 namespace tscoll {
@@ -188,6 +189,32 @@ TEST(Bucketing, ReloadedBucketDecidesTheSame) {
     EXPECT_EQ(reloaded.decide(at(2, obj({{"x", Value::string("s")}})), limits).reason,
               Rollover::SchemaChange);
     EXPECT_EQ(compare_values(reloaded.control(), b.control()), 0);
+}
+
+// A direct write to the bucket table is checked against its own control.
+TEST(BucketRow, DirectWritesMustBeValidBuckets) {
+    Bucket b(ObjectId{}, 100 * kSecond, "t");
+    b.append(at(100, obj({{"x", num("1")}})));
+    b.append(at(130, obj({{"x", num("2")}})));
+    Value control = b.control();
+    EXPECT_NO_THROW(check_bucket_row(b.data(), control, "t", 100 * kSecond, 130 * kSecond));
+    EXPECT_NO_THROW(check_bucket_row(b.data(), control, "", 0, 0));
+    auto refused = [&](const Value &c, const std::string &time_field, int64_t min, int64_t max) {
+        try {
+            check_bucket_row(b.data(), c, time_field, min * kSecond, max * kSecond);
+        } catch (const Error &e) {
+            return e.code() == ErrorCode::BadValue;
+        }
+        return false;
+    };
+    EXPECT_TRUE(refused(Value::object(), "t", 100, 130));                 // no version
+    EXPECT_TRUE(refused(obj({{"version", num("2")}}), "t", 100, 130));  // unknown version
+    EXPECT_TRUE(refused(obj({{"version", num("1")}, {"count", num("3")}}), "t", 100, 130));
+    EXPECT_TRUE(refused(control, "t", 101, 130));  // a time before control.min
+    EXPECT_TRUE(refused(control, "t", 100, 129));  // a time after control.max
+    EXPECT_TRUE(refused(control, "x", 0, 200));    // x is not a date
+    EXPECT_TRUE(refused(control, "y", 0, 200));    // no measurement has y
+    EXPECT_THROW(check_bucket_row(BucketData{}, obj({{"version", num("1")}}), "", 0, 0), Error);
 }
 
 }  // namespace
