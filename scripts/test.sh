@@ -4,6 +4,7 @@
 #   unit        GoogleTest unit tests of src/core (CMake + ctest)
 #   unit-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   regress     pg_regress, temporary instance with tscoll preloaded
+#   isolation   pg_isolation_regress: concurrent sessions, preloaded
 #   nopreload   pg_regress, temporary instance without preloading
 # Results and diffs of pg_regress end up in build/<layer>/.
 source "$(dirname "$0")/lib.sh"
@@ -50,18 +51,20 @@ run_unit() {
     count "$layer" $((total - failed)) "$failed"
 }
 
-# Runs pg_regress as the server user: layer, input dir (in test/), config
-# (in test/), tests...
+# Runs pg_regress (or another runner, e.g. isolation/pg_isolation_regress)
+# as the server user: layer, runner, input dir (in test/), config (in
+# test/), then the runner's options and tests.
 run_pg_regress() {
-    local layer=$1 inputdir=$STAGE/test/$2 config=$STAGE/test/$3
-    shift 3
-    log "pg_regress: $layer"
+    local layer=$1 runner=$2 inputdir=$STAGE/test/$3 config=$STAGE/test/$4
+    shift 4
+    log "$(basename "$runner"): $layer"
     local out outdir=$STAGE/$layer
     out=$(SERVER_CWD=$STAGE as_server_user \
-        "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+        "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/$runner" \
         --temp-instance="$outdir/instance" --temp-config="$config" \
         --bindir="$PG_BIN" --inputdir="$inputdir" --outputdir="$outdir" \
         --dbname=tscoll_regress "$@" 2>&1) || true
+    set -- $(printf '%s\n' "$@" | grep -v '^--')
     rm -rf "${BUILD:?}/$layer"
     mkdir -p "$BUILD/$layer"
     cp -r "$outdir/results" "$outdir"/regression.* "$BUILD/$layer/" 2>/dev/null || true
@@ -79,8 +82,11 @@ run_pg_regress() {
 
 run_unit unit ""
 run_unit unit-asan "-DTSCOLL_SANITIZE=ON"
-run_pg_regress regress . regress.conf $(cd "$ROOT/test/sql" && ls *.sql | sed 's/\.sql$//')
-run_pg_regress nopreload nopreload nopreload.conf nopreload
+tests_in() { (cd "$ROOT/test/$1" && ls *."$2" | sed "s/\\.$2\$//"); }
+run_pg_regress regress regress/pg_regress . regress.conf $(tests_in sql sql)
+run_pg_regress isolation isolation/pg_isolation_regress isolation regress.conf \
+    --load-extension=tscoll $(tests_in isolation/specs spec)
+run_pg_regress nopreload regress/pg_regress nopreload nopreload.conf nopreload
 
 echo
 printf '%s\n' "${SUMMARY[@]}"
