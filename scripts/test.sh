@@ -6,6 +6,7 @@
 #   regress     pg_regress, temporary instance with tscoll preloaded
 #   isolation   pg_isolation_regress: concurrent sessions, preloaded
 #   nopreload   pg_regress, temporary instance without preloading
+#   integration 8 pgbench clients x 20,000 single-row inserts, then checks
 # Results and diffs of pg_regress end up in build/<layer>/.
 source "$(dirname "$0")/lib.sh"
 
@@ -87,6 +88,20 @@ run_pg_regress regress regress/pg_regress . regress.conf $(tests_in sql sql)
 run_pg_regress isolation isolation/pg_isolation_regress isolation regress.conf \
     --load-extension=tscoll $(tests_in isolation/specs spec)
 run_pg_regress nopreload regress/pg_regress nopreload nopreload.conf nopreload
+
+# Runs test/integration/run.sh: its plan "1..N", then one "ok" line per
+# check that holds; anything missing counts as failed.
+run_integration() {
+    log "integration: concurrent inserts"
+    local out planned ok
+    out=$(SERVER_CWD=$STAGE as_server_user bash "$STAGE/test/integration/run.sh" \
+        "$PG_BIN" "$STAGE/integration" 2>&1) || true
+    echo "$out"
+    planned=$(echo "$out" | sed -n 's/^1\.\.\([0-9]*\)$/\1/p')
+    ok=$(echo "$out" | grep -c '^ok ' || true)
+    count integration "$ok" $((${planned:-1} - ok))
+}
+run_integration
 
 echo
 printf '%s\n' "${SUMMARY[@]}"

@@ -472,19 +472,15 @@ COMMENT ON FUNCTION tscoll.list_collections() IS
     'the collections the current role may read, with options in listCollections shape';
 
 -- Raises 42501 unless the current role may read the collection.
-CREATE FUNCTION tscoll._check_select(c tscoll.collections) RETURNS void
-    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
-$$
-BEGIN
-    IF NOT has_table_privilege(c.view, 'SELECT') THEN
-        RAISE EXCEPTION 'permission denied for view %', c.view USING ERRCODE = '42501',
-            HINT = 'GRANT SELECT ON the collection''s view.';
-    END IF;
-END
-$$;
+-- C, not SECURITY DEFINER (which cannot see its caller's privileges): they
+-- check SELECT on the view, then read the bucket table as its owner.
+CREATE FUNCTION tscoll._buckets(collection regclass)
+    RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_read_buckets' LANGUAGE C STABLE STRICT;
+CREATE FUNCTION tscoll._bucket_totals(collection regclass, OUT bucket_count bigint,
+                                      OUT measurements bigint, OUT uncompressed bigint)
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_totals' LANGUAGE C STABLE STRICT;
 
--- SECURITY INVOKER: a SECURITY DEFINER function cannot see its caller's
--- privileges, so readers need SELECT on the bucket table too (known gap).
 CREATE FUNCTION tscoll.buckets(collection regclass)
     RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data jsonb)
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
@@ -492,10 +488,7 @@ $$
 DECLARE
     c tscoll.collections := tscoll._collection(collection::text);
 BEGIN
-    PERFORM tscoll._check_select(c);
-    RETURN QUERY EXECUTE format(
-        'SELECT b._id, b.meta, b.control, tscoll._data_json(b._id, b.data, %L)
-           FROM %s b ORDER BY b._id', c.time_field, c.bucket_table);
+    RETURN QUERY SELECT * FROM tscoll._buckets(c.view);
 END
 $$;
 COMMENT ON FUNCTION tscoll.buckets(regclass) IS
@@ -524,10 +517,7 @@ DECLARE
     total bigint := pg_total_relation_size(c.bucket_table);
     ns text;
 BEGIN
-    PERFORM tscoll._check_select(c);
-    EXECUTE format('SELECT count(*), coalesce(sum((control->>''count'')::bigint), 0),
-                           coalesce(sum(tscoll._data_size(data)), 0) FROM %s', c.bucket_table)
-       INTO bucket_count, measurements, uncompressed;
+    SELECT * INTO bucket_count, measurements, uncompressed FROM tscoll._bucket_totals(c.view);
     SELECT format('%I.%I', n.nspname, r.relname) INTO ns
       FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace WHERE r.oid = c.bucket_table;
     RETURN jsonb_build_object('bucketsNs', ns, 'bucketCount', bucket_count)

@@ -4,6 +4,7 @@ extern "C" {
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -137,24 +138,43 @@ CollectionInfo lookup_collection(Oid view) {
     return info;
 }
 
-BucketStore::BucketStore(const CollectionInfo &info) : info_(info) {
+void check_view_privilege(const CollectionInfo &info, AclMode mode) {
+    pg_call([&] {
+        if (pg_class_aclcheck(info.view, GetUserId(), mode) != ACLCHECK_OK)
+            ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                            errmsg("permission denied for view %s", info.view_name.c_str()),
+                            errhint("The collection's owner can GRANT %s ON %s.",
+                                    mode == ACL_SELECT ? "SELECT" : "INSERT",
+                                    info.view_name.c_str())));
+    });
+}
+
+OwnerSession::OwnerSession(const CollectionInfo &info) {
     pg_call([&] {
         if (SPI_connect() != SPI_OK_CONNECT)
             elog(ERROR, "SPI_connect failed");
         GetUserIdAndSecContext(&saved_user_, &saved_security_);
-        // INSERT on the view was checked by the executor; the bucket table
-        // is written with its owner's rights. An error restores the user.
-        SetUserIdAndSecContext(info_.owner, saved_security_ | SECURITY_LOCAL_USERID_CHANGE);
-        row_context_ = AllocSetContextCreate(CurrentMemoryContext, "tscoll bucket row",
-                                             ALLOCSET_DEFAULT_SIZES);
+        SetUserIdAndSecContext(info.owner, saved_security_ | SECURITY_LOCAL_USERID_CHANGE);
     });
 }
 
-void BucketStore::finish() {
+void OwnerSession::finish() {
     pg_call([&] {
         SetUserIdAndSecContext(saved_user_, saved_security_);
         SPI_finish();
     });
+}
+
+// INSERT on the view was checked by the executor (or by insert_many).
+BucketStore::BucketStore(const CollectionInfo &info) : info_(info), owner_(info) {
+    row_context_ = pg_call([] {
+        return AllocSetContextCreate(CurrentMemoryContext, "tscoll bucket row",
+                                     ALLOCSET_DEFAULT_SIZES);
+    });
+}
+
+void BucketStore::finish() {
+    owner_.finish();
 }
 
 std::optional<StoredBucket> BucketStore::load(const ObjectId &id) {

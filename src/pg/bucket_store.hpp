@@ -7,6 +7,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "nodes/parsenodes.h"
 #include "utils/jsonb.h"
 }
 
@@ -35,6 +36,23 @@ struct CollectionInfo {
 // The collection whose view is `view`; throws when there is none.
 CollectionInfo lookup_collection(Oid view);
 
+// Raises 42501 unless the current user holds `mode` on the collection's view.
+void check_view_privilege(const CollectionInfo &info, AclMode mode);
+
+// Connects to SPI and acts as the bucket table's owner until finish(): the
+// caller's privilege on the view is what counts (SPEC §2.3), the bucket
+// table is then read and written with its owner's rights. An error
+// restores the user.
+class OwnerSession {
+  public:
+    explicit OwnerSession(const CollectionInfo &info);
+    void finish();
+
+  private:
+    Oid saved_user_ = InvalidOid;
+    int saved_security_ = 0;
+};
+
 // A bucket row's data; errors name the bucket (SPEC §4.4: XX001).
 BucketData decode_bucket(const ObjectId &id, bytea *data);
 
@@ -46,7 +64,7 @@ struct StoredBucket {
 
 class BucketStore {
   public:
-    // Connects to SPI and becomes the bucket table's owner until finish().
+    // Acts as the bucket table's owner until finish().
     explicit BucketStore(const CollectionInfo &info);
     void finish();
 
@@ -62,8 +80,7 @@ class BucketStore {
   private:
     const CollectionInfo &info_;
     TrustedBucketWrites trusted_;
-    Oid saved_user_ = InvalidOid;
-    int saved_security_ = 0;
+    OwnerSession owner_;
     MemoryContext row_context_ = nullptr;
 };
 

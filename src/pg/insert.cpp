@@ -350,12 +350,8 @@ TSCOLL_FUNCTION(tscoll_insert_many) {
     Oid view = PG_GETARG_OID(0);
     Jsonb *docs = PG_GETARG_JSONB_P(1);
     bool ordered = PG_GETARG_BOOL(2);
-    pg_call([&] {
-        AclResult acl = pg_class_aclcheck(view, GetUserId(), ACL_INSERT);
-        if (acl != ACLCHECK_OK)
-            aclcheck_error(acl, OBJECT_VIEW, get_rel_name(view));
-    });
     PendingInsert p{lookup_collection(view), {}, {}};
+    check_view_privilege(p.info, ACL_INSERT);
     Value array = jsonb_to_value(docs);
     if (!array.is(Value::Kind::Array))
         throw Error(ErrorCode::BadValue, "insert_many takes a JSON array of documents");

@@ -1,10 +1,14 @@
 // SQL functions behind tscoll.collection_stats() and tscoll.catalog_stats().
 extern "C" {
 #include "postgres.h"
+#include "access/htup_details.h"
+#include "executor/spi.h"
+#include "funcapi.h"
 #include "utils/jsonb.h"
 }
 
 #include "core/bucket_data.hpp"
+#include "pg/bucket_store.hpp"
 #include "pg/catalog.hpp"
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
@@ -35,4 +39,32 @@ TSCOLL_FUNCTION(tscoll_data_size) {
     auto decoded = tscoll::BucketData::decode(
         std::string_view(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data)));
     PG_RETURN_INT64(static_cast<int64_t>(decoded.size()));
+}
+
+// tscoll._bucket_totals(collection regclass, OUT bucket_count bigint, OUT
+// measurements bigint, OUT uncompressed bigint): read as the bucket table's
+// owner once SELECT on the view is checked (SPEC §2.3).
+TSCOLL_FUNCTION(tscoll_bucket_totals) {
+    tscoll::pg::CollectionInfo info = tscoll::pg::lookup_collection(PG_GETARG_OID(0));
+    tscoll::pg::check_view_privilege(info, ACL_SELECT);
+    std::string query =
+        "SELECT count(*), coalesce(sum((control->>'count')::int8), 0)::int8, "
+        "       coalesce(sum(tscoll._data_size(data)), 0)::int8 FROM " + info.bucket_name;
+    Datum values[3] = {0, 0, 0};
+    bool nulls[3] = {false, false, false};
+    tscoll::pg::OwnerSession owner(info);
+    tscoll::pg::pg_call([&] {
+        if (SPI_execute(query.c_str(), true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+            elog(ERROR, "counting the buckets of %s failed", info.bucket_name.c_str());
+        for (int i = 0; i < 3; i++)
+            values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &nulls[i]);
+    });
+    owner.finish();
+    HeapTuple result = tscoll::pg::pg_call([&] {
+        TupleDesc desc = nullptr;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "_bucket_totals must return a record");
+        return heap_form_tuple(BlessTupleDesc(desc), values, nulls);
+    });
+    return HeapTupleGetDatum(result);
 }

@@ -10,6 +10,7 @@ GRANT USAGE, CREATE ON SCHEMA shared TO tscoll_alice, tscoll_bob;
 -- A non-superuser creates a collection and owns all of it.
 SET ROLE tscoll_alice;
 SELECT tscoll.create_collection('shared.alice_data', 't', 'm');
+INSERT INTO shared.alice_data (t, m, doc) VALUES ('2024-01-01 00:00:00+00', '"x"', '{"v": 1}');
 RESET ROLE;
 SELECT relname, pg_get_userbyid(relowner) FROM pg_class
  WHERE relnamespace = 'shared'::regnamespace ORDER BY 1;
@@ -19,6 +20,11 @@ SELECT relname, pg_get_userbyid(relowner) FROM pg_class
 SET ROLE tscoll_bob;
 SELECT name FROM tscoll.list_collections();
 SELECT try($$SELECT * FROM tscoll.buckets('shared.alice_data')$$);
+SELECT try($$SELECT tscoll.collection_stats('shared.alice_data')$$);
+SELECT try($$SELECT * FROM tscoll._buckets('shared.alice_data')$$);
+SELECT try($$SELECT * FROM tscoll._bucket_totals('shared.alice_data')$$);
+SELECT try($$SELECT tscoll.insert_many('shared.alice_data', '[{"t": "2024-01-01T00:00:01Z"}]')$$);
+SELECT try($$INSERT INTO shared.alice_data (t, m, doc) VALUES ('2024-01-01 00:00:01+00', '"x"', '{}')$$);
 SELECT try($$SELECT * FROM shared.alice_data$$);
 SELECT try($$SELECT * FROM shared."system.buckets.alice_data"$$);
 SELECT try($$SELECT tscoll.drop_collection('shared.alice_data')$$);
@@ -36,11 +42,24 @@ SELECT try($$SELECT tscoll.create_collection('shared.alice_data', 'other')$$);
 RESET ROLE;
 SELECT view, expire_after_seconds FROM tscoll.collections;
 
--- GRANT SELECT on the view makes the collection visible.
+-- GRANT SELECT on the view makes the collection visible and readable,
+-- through tscoll's functions too; the bucket table stays the owner's, and
+-- writing needs INSERT.
 GRANT SELECT ON shared.alice_data TO tscoll_bob;
 SET ROLE tscoll_bob;
 SELECT name FROM tscoll.list_collections();
-SELECT * FROM shared.alice_data;
+SELECT t, m, doc - '_id' FROM shared.alice_data;
+SELECT meta, control->'count' AS count, data->'v' AS v FROM tscoll.buckets('shared.alice_data');
+SELECT tscoll.collection_stats('shared.alice_data')->'numMeasurements' AS measurements;
+SELECT try($$SELECT * FROM shared."system.buckets.alice_data"$$);
+SELECT try($$SELECT tscoll.insert_many('shared.alice_data', '[{"t": "2024-01-01T00:00:01Z"}]')$$);
+RESET ROLE;
+GRANT INSERT ON shared.alice_data TO tscoll_bob;
+SET ROLE tscoll_bob;
+SELECT tscoll.insert_many('shared.alice_data', '[{"t": "2024-01-01T00:00:01Z", "m": "x"}]');
+INSERT INTO shared.alice_data (t, m, doc) VALUES ('2024-01-01 00:00:02+00', '"x"', '{}');
+SELECT count(*) FROM shared.alice_data;
+SELECT try($$INSERT INTO shared."system.buckets.alice_data" (_id, control, data) VALUES ('5f5e10000000000000000001', '{}', '\x00')$$);
 RESET ROLE;
 
 -- The owner drops it.
