@@ -454,6 +454,7 @@ BEGIN
     DELETE FROM tscoll.collections WHERE tscoll.collections.view = c.view;
     EXECUTE pg_catalog.format('DROP VIEW %s', view);
     EXECUTE pg_catalog.format('DROP TABLE %s', buckets);
+    PERFORM tscoll._forget_bucket_table(c.bucket_table);
 END
 $$;
 COMMENT ON FUNCTION tscoll.drop_collection(text) IS
@@ -542,6 +543,10 @@ COMMENT ON FUNCTION tscoll.catalog_stats() IS
 ------------------------------------------------------------------------------
 
 -- DROP VIEW <collection> (or DROP SCHEMA ... CASCADE) drops the rest.
+-- The bucket catalog forgets a dropped collection (its counters too).
+CREATE FUNCTION tscoll._forget_bucket_table(bucket_table oid) RETURNS void
+    AS 'MODULE_PATHNAME', 'tscoll_forget_bucket_table' LANGUAGE C STRICT;
+
 CREATE FUNCTION tscoll._on_sql_drop() RETURNS event_trigger
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
@@ -562,6 +567,7 @@ BEGIN
             IF EXISTS (SELECT FROM pg_class WHERE oid = c.bucket_table) THEN
                 EXECUTE format('DROP TABLE %s', c.bucket_table);
             END IF;
+            PERFORM tscoll._forget_bucket_table(c.bucket_table);
         END LOOP;
     END LOOP;
 END

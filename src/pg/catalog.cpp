@@ -315,6 +315,13 @@ void forget_series(Oid bucket_table) {
             remove_series(slot->id);
 }
 
+void forget_collection(Oid bucket_table) {
+    forget_series(bucket_table);
+    CollectionId id{MyDatabaseId, bucket_table};
+    Locked guard(LW_EXCLUSIVE);
+    hash_search(collection_table, &id, HASH_REMOVE, nullptr);
+}
+
 void count(Oid bucket_table, const BucketCounters &delta) {
     pending_counters.push_back(PendingCounters{GetCurrentSubTransactionId(), bucket_table, delta});
 }

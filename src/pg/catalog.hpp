@@ -42,6 +42,8 @@ SeriesState series(Oid bucket_table, const std::string &key);
 void store_series(Oid bucket_table, const std::string &key, const SeriesState &state);
 // Forgets every series of a collection (direct writes to its bucket table).
 void forget_series(Oid bucket_table);
+// Forgets a dropped collection: its series and its counters.
+void forget_collection(Oid bucket_table);
 
 // Counters reach the collection when the transaction commits.
 void count(Oid bucket_table, const BucketCounters &delta);

@@ -5,9 +5,11 @@ extern "C" {
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 }
 
 #include "core/bucket_data.hpp"
+#include "core/error.hpp"
 #include "pg/bucket_store.hpp"
 #include "pg/catalog.hpp"
 #include "pg/guard.hpp"
@@ -67,4 +69,15 @@ TSCOLL_FUNCTION(tscoll_bucket_totals) {
         return heap_form_tuple(BlessTupleDesc(desc), values, nulls);
     });
     return HeapTupleGetDatum(result);
+}
+
+// tscoll._forget_bucket_table(bucket_table oid): called by the sql_drop
+// event trigger once a collection's bucket table is gone.
+TSCOLL_FUNCTION(tscoll_forget_bucket_table) {
+    Oid bucket_table = PG_GETARG_OID(0);
+    if (tscoll::pg::pg_call([&] { return get_rel_name(bucket_table); }) != nullptr)
+        throw tscoll::Error(tscoll::ErrorCode::Unsupported,
+                            "only a dropped bucket table can be forgotten");
+    tscoll::pg::catalog::forget_collection(bucket_table);
+    PG_RETURN_VOID();
 }

@@ -61,6 +61,11 @@ SELECT key, CASE WHEN key IN ('totalSize', 'avgBucketSize') THEN 'size' ELSE val
 -- "b" by schema change.
 SELECT key, value::int - (:'catalog_before'::jsonb->>key)::int AS change
   FROM jsonb_each_text(tscoll.catalog_stats()) ORDER BY key;
+-- Dropping a collection forgets its open buckets.
+SELECT tscoll.drop_collection('stats');
+SELECT (tscoll.catalog_stats()->>'numOpenBuckets')::int - (:'catalog_before'::jsonb->>'numOpenBuckets')::int
+    AS open_change;
+SELECT try($$SELECT tscoll._forget_bucket_table('weather'::regclass)$$);
 
 ------------------------------------------------------------------------------
 -- Time values (SPEC §3): accepted forms, microseconds, 22007 for the rest.
@@ -283,3 +288,23 @@ SELECT tscoll.insert_many('many', '[{"t": "2021-05-18T00:00:03Z"}, {"x": 1}, {"t
 SELECT count(*) FROM many;
 SELECT try($$SELECT tscoll.insert_many('many', '{"t": 1}')$$);
 
+
+------------------------------------------------------------------------------
+-- tscoll.catalog_memory_limit (1MB in this instance, about 3,600 series):
+-- over it, the least recently used series are archived, then forgotten,
+-- and a forgotten series' bucket is reopened from the bucket table.
+------------------------------------------------------------------------------
+SHOW tscoll.catalog_memory_limit;
+SELECT tscoll.create_collection('many_series', 't', 'm');
+INSERT INTO many_series (t, m, doc)
+SELECT '2024-01-01 00:00:00+00', to_jsonb(i), '{}' FROM generate_series(1, 5000) i;
+SELECT (tscoll.catalog_stats()->>'memoryUsage')::int <= 1024 * 1024 AS within_limit;
+SELECT (s->>'numBucketsArchivedDueToMemoryThreshold')::int > 0 AS archived,
+       (s->>'numBucketsClosedDueToMemoryThreshold')::int > 0 AS closed,
+       s->'numBucketInserts' AS inserts
+  FROM tscoll.collection_stats('many_series') s;
+-- series 1 was among the first forgotten: its next measurement reopens
+-- its bucket from disk instead of opening a new one.
+INSERT INTO many_series (t, m, doc) VALUES ('2024-01-01 00:00:01+00', '1', '{}');
+SELECT s->'numBucketsReopened' AS reopened, s->'numBucketInserts' AS inserts, s->'bucketCount' AS buckets
+  FROM tscoll.collection_stats('many_series') s;

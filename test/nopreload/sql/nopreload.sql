@@ -4,4 +4,9 @@ SHOW shared_preload_libraries;
 CREATE EXTENSION tscoll;
 SELECT tscoll.create_collection('weather', 'timestamp', 'sensor');
 SELECT name, options FROM tscoll.list_collections();
+-- The session keeps its own bucket catalog.
+INSERT INTO weather ("timestamp", sensor, doc) VALUES ('2024-01-01 00:00:00+00', '1', '{}'),
+                                                     ('2024-01-01 00:00:01+00', '1', '{}');
+SELECT tscoll.catalog_stats() - 'memoryUsage';
+SELECT tscoll.collection_stats('weather')->'numMeasurementsCommitted' AS committed;
 SELECT tscoll.drop_collection('weather');
