@@ -3,10 +3,12 @@
 # apt-get runs only when a package is missing.
 source "$(dirname "$0")/lib.sh"
 
+# Extra packages may be named on the command line (e.g. by bench/run.sh).
 PACKAGES=(
     build-essential g++ make cmake pkg-config
     postgresql-15 postgresql-server-dev-15 postgresql-contrib
     libbson-dev libgtest-dev libgmock-dev
+    "$@"
 )
 
 missing=()

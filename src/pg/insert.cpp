@@ -39,18 +39,31 @@ struct SeriesBatch {
     std::vector<Measurement> measurements;
 };
 
+// A statement's measurements are written when it ends, or earlier once
+// they add up to this many BSON bytes, so that a huge COPY or INSERT ...
+// SELECT runs in bounded memory. The buckets come out the same.
+constexpr uint64_t kFlushBytes = 16 * 1024 * 1024;
+
 // One statement's measurements for one collection.
 struct PendingInsert {
     CollectionInfo info;
     std::vector<SeriesBatch> series;
     std::unordered_map<std::string, size_t> index;
+    uint64_t bytes = 0;
 
     void add(PreparedMeasurement p) {
         std::string key = series_key(p.meta);
         auto [it, inserted] = index.try_emplace(key, series.size());
         if (inserted)
             series.push_back(SeriesBatch{std::move(key), std::move(p.meta), {}});
+        bytes += p.measurement.bson_size;
         series[it->second].measurements.push_back(std::move(p.measurement));
+    }
+
+    void clear() {
+        series.clear();
+        index.clear();
+        bytes = 0;
     }
 };
 
@@ -265,7 +278,7 @@ PendingInsert &pending_for(Oid view) {
     auto it = pending.find(view);
     if (it == pending.end()) {
         CollectionInfo info = lookup_collection(view);
-        it = pending.emplace(view, PendingInsert{std::move(info), {}, {}}).first;
+        it = pending.emplace(view, PendingInsert{std::move(info), {}, {}, 0}).first;
     }
     return it->second;
 }
@@ -328,6 +341,10 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
     input.doc = jsonb_column(tuple, desc, desc->natts);
     p.add(prepare_measurement(std::move(input), fields_of(p.info),
                               static_cast<uint64_t>(max_measurement_size), generated_id()));
+    if (p.bytes >= kFlushBytes) {
+        BucketWriter(p.info).run(p.series);
+        p.clear();
+    }
     return PointerGetDatum(tuple);
 }
 
@@ -350,7 +367,7 @@ TSCOLL_FUNCTION(tscoll_insert_many) {
     Oid view = PG_GETARG_OID(0);
     Jsonb *docs = PG_GETARG_JSONB_P(1);
     bool ordered = PG_GETARG_BOOL(2);
-    PendingInsert p{lookup_collection(view), {}, {}};
+    PendingInsert p{lookup_collection(view), {}, {}, 0};
     check_view_privilege(p.info, ACL_INSERT);
     Value array = jsonb_to_value(docs);
     if (!array.is(Value::Kind::Array))

@@ -308,3 +308,34 @@ SELECT (s->>'numBucketsArchivedDueToMemoryThreshold')::int > 0 AS archived,
 INSERT INTO many_series (t, m, doc) VALUES ('2024-01-01 00:00:01+00', '1', '{}');
 SELECT s->'numBucketsReopened' AS reopened, s->'numBucketInserts' AS inserts, s->'bucketCount' AS buckets
   FROM tscoll.collection_stats('many_series') s;
+
+------------------------------------------------------------------------------
+-- A statement bigger than the flush threshold (16 MB of measurements) is
+-- written in several passes; the buckets are the same as with small
+-- statements.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('big_statement', 't', 'm');
+SELECT tscoll.create_collection('small_statements', 't', 'm');
+CREATE FUNCTION rows_for(first int, last int) RETURNS TABLE (t timestamptz, m jsonb, doc jsonb)
+    LANGUAGE sql AS $$
+    SELECT timestamptz '2024-01-01 00:00:00+00' + i * interval '1 s', to_jsonb(i % 2),
+           jsonb_build_object('i', i, 'pad', repeat('x', 1000))
+      FROM generate_series(first, last) i $$;
+INSERT INTO big_statement SELECT * FROM rows_for(1, 20000);
+INSERT INTO small_statements SELECT * FROM rows_for(1, 5000);
+INSERT INTO small_statements SELECT * FROM rows_for(5001, 10000);
+INSERT INTO small_statements SELECT * FROM rows_for(10001, 15000);
+INSERT INTO small_statements SELECT * FROM rows_for(15001, 20000);
+SELECT count(*) AS measurements, count(DISTINCT doc->>'i') AS distinct_i FROM big_statement;
+SELECT count(*) AS buckets, max((control->>'count')::int) AS largest FROM "system.buckets.big_statement";
+SELECT count(*) AS differing_buckets FROM (
+    (SELECT meta, min_time, max_time, control->'count' FROM "system.buckets.big_statement"
+     EXCEPT ALL
+     SELECT meta, min_time, max_time, control->'count' FROM "system.buckets.small_statements")
+    UNION ALL
+    (SELECT meta, min_time, max_time, control->'count' FROM "system.buckets.small_statements"
+     EXCEPT ALL
+     SELECT meta, min_time, max_time, control->'count' FROM "system.buckets.big_statement")) d;
+-- the proof that it flushed: the two series' open buckets were written twice
+SELECT (s->>'numCommits')::int - (s->>'bucketCount')::int AS extra_writes
+  FROM tscoll.collection_stats('big_statement') s;

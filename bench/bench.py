@@ -1,0 +1,388 @@
+"""tscoll's benchmark: TSBS devops cpu-only against plain PostgreSQL tables.
+
+Loads the same generated readings into tscoll, a plain jsonb table and a
+plain typed table in one PostgreSQL instance, three ways (COPY, INSERT of
+1,000 rows per statement, single-row INSERT from 8 pgbench clients), then
+runs the TSBS cpu-only queries on each, checks that they agree, and prints
+one table with every figure next to its ratio against each plain table.
+See bench/README.md.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import psycopg
+
+import generate
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SYSTEMS = ["tscoll", "jsonb", "typed"]
+PLAIN = ["jsonb", "typed"]
+QUERIES = ["single-groupby-1-1-1", "single-groupby-1-1-12", "single-groupby-5-1-12",
+           "double-groupby-1", "double-groupby-all", "high-cpu-1", "high-cpu-all",
+           "lastpoint", "groupby-orderby-limit", "cpu-max-all-1"]
+DATABASE = "tscoll_bench"
+METRICS = generate.METRICS
+TAGS = generate.TAGS
+
+
+# -- the systems --------------------------------------------------------------
+
+def table(system, suffix=""):
+    return {"tscoll": "cpu", "jsonb": "cpu_jsonb", "typed": "cpu_typed"}[system] + suffix
+
+
+def create(conn, system, suffix=""):
+    name = table(system, suffix)
+    if system == "tscoll":
+        conn.execute("SELECT tscoll.create_collection(%s, 'time', 'tags', 'seconds')", [name])
+    elif system == "jsonb":
+        conn.execute(f"CREATE TABLE {name} (time timestamptz NOT NULL, tags jsonb NOT NULL, "
+                     f"doc jsonb NOT NULL)")
+        conn.execute(f"CREATE INDEX ON {name} ((tags->>'hostname'), time)")
+    else:
+        columns = ", ".join([f"{t} text" for t in TAGS] + [f"{m} float8" for m in METRICS])
+        conn.execute(f"CREATE TABLE {name} (time timestamptz NOT NULL, {columns})")
+        conn.execute(f"CREATE INDEX ON {name} (hostname, time)")
+
+
+def drop(conn, system, suffix):
+    if system == "tscoll":
+        conn.execute("SELECT tscoll.drop_collection(%s)", [table(system, suffix)])
+    else:
+        conn.execute(f"DROP TABLE {table(system, suffix)}")
+
+
+def storage(system, suffix=""):
+    """The relation holding the data (the bucket table for tscoll)."""
+    name = table(system, suffix)
+    return f'"system.buckets.{name}"' if system == "tscoll" else name
+
+
+def data_file(system, directory):
+    return os.path.join(directory, {"tscoll": "cpu.ndjson", "jsonb": "cpu_jsonb.tsv",
+                                    "typed": "cpu_typed.csv"}[system])
+
+
+def copy_command(system, suffix=""):
+    name = table(system, suffix)
+    return {"tscoll": f"COPY {name} (doc) FROM STDIN",
+            "jsonb": f"COPY {name} (time, tags, doc) FROM STDIN",
+            "typed": f"COPY {name} FROM STDIN (FORMAT csv)"}[system]
+
+
+def insert_statements(system, path, suffix, rows_per_statement=1000):
+    """The data file as multi-row INSERT statements (built before timing)."""
+    name = table(system, suffix)
+    head = {"tscoll": f"INSERT INTO {name} (doc) VALUES ",
+            "jsonb": f"INSERT INTO {name} (time, tags, doc) VALUES ",
+            "typed": f"INSERT INTO {name} VALUES "}[system]
+
+    def row(line):
+        fields = line.rstrip("\n").split("\t" if system == "jsonb" else "\x00")
+        if system == "typed":
+            values = line.rstrip("\n").split(",")
+            return "(" + ",".join(f"'{v}'" for v in values[:11]) + "," + ",".join(values[11:]) + ")"
+        return "(" + ",".join(f"'{f}'" for f in fields) + ")"
+
+    statements, rows = [], []
+    with open(path) as f:
+        for line in f:
+            rows.append(row(line))
+            if len(rows) == rows_per_statement:
+                statements.append(head + ",".join(rows))
+                rows = []
+    if rows:
+        statements.append(head + ",".join(rows))
+    return statements
+
+
+def single_row_script(system, hosts, suffix):
+    """A pgbench script inserting one reading of a random host."""
+    name = table(system, suffix)
+    lines = ["\\set h random(0, %d)" % (hosts - 1)]
+    lines += ["\\set v%d random(0, 10000)" % i for i in range(len(METRICS))]
+    when = "timestamptz '2016-02-01 00:00:00+00' + nextval('reading') * interval '10 ms'"
+    values = [f":v{i} / 100.0" for i in range(len(METRICS))]
+    if system == "typed":
+        select = f"{when}, {', '.join('h.' + t for t in TAGS)}, {', '.join(values)}"
+        lines.append(f"INSERT INTO {name} SELECT {select} FROM bench_hosts h WHERE h.id = :h;")
+    else:
+        doc = ", ".join(f"'{m}', {v}" for m, v in zip(METRICS, values))
+        lines.append(f"INSERT INTO {name} (time, tags, doc) SELECT {when}, h.tags, "
+                     f"jsonb_build_object({doc}) FROM bench_hosts h WHERE h.id = :h;")
+    return "\n".join(lines) + "\n"
+
+
+# -- measuring ----------------------------------------------------------------
+
+def wal_lsn(conn):
+    return conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+
+
+def wal_since(conn, lsn):
+    return conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)", [lsn]).fetchone()[0]
+
+
+def total_bytes(conn, system, suffix=""):
+    return conn.execute(f"SELECT pg_total_relation_size('{storage(system, suffix)}')").fetchone()[0]
+
+
+def count_rows(conn, system, suffix=""):
+    return conn.execute(f"SELECT count(*) FROM {table(system, suffix)}").fetchone()[0]
+
+
+def measure_ingest(conn, system, suffix, load):
+    """Runs load(); returns rows/s, bytes and WAL bytes per measurement."""
+    conn.execute("CHECKPOINT")
+    lsn = wal_lsn(conn)
+    started = time.perf_counter()
+    load()
+    seconds = time.perf_counter() - started
+    wal = wal_since(conn, lsn)
+    rows = count_rows(conn, system, suffix)
+    size = total_bytes(conn, system, suffix)
+    return {"rows": rows, "seconds": seconds, "rows/s": rows / seconds, "bytes": size,
+            "bytes/measurement": size / rows, "WAL bytes/measurement": float(wal) / rows}
+
+
+def ingest_copy(conn, system, directory):
+    def load():
+        with conn.cursor() as cur, cur.copy(copy_command(system)) as copy, \
+                open(data_file(system, directory), "rb") as f:
+            while block := f.read(1 << 20):
+                copy.write(block)
+    return measure_ingest(conn, system, "", load)
+
+
+def ingest_insert(conn, system, directory):
+    create(conn, system, "_ins")
+    statements = insert_statements(system, data_file(system, directory), "_ins")
+
+    def load():
+        for s in statements:
+            conn.execute(s)
+    result = measure_ingest(conn, system, "_ins", load)
+    drop(conn, system, "_ins")
+    return result
+
+
+def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn):
+    create(conn, system, "_one")
+    with tempfile.NamedTemporaryFile("w", suffix=".pgbench", delete=False) as script:
+        script.write(single_row_script(system, hosts, "_one"))
+    os.chmod(script.name, 0o644)
+
+    def load():
+        subprocess.run(["pgbench", "-n", "-c", str(clients), "-j", str(clients),
+                        "-t", str(rows_per_client), "-f", script.name, dsn],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    result = measure_ingest(conn, system, "_one", load)
+    os.unlink(script.name)
+    drop(conn, system, "_one")
+    return result
+
+
+# -- queries ------------------------------------------------------------------
+
+def parameters(hosts, hours):
+    """Deterministic TSBS-like parameters: a host, and windows inside the data."""
+    start = generate.START
+
+    def window(offset, length):
+        length = min(length, hours)
+        offset = max(0, min(offset, hours - length))
+        return start + datetime.timedelta(hours=offset), start + datetime.timedelta(hours=offset + length)
+    host = f"host_{hosts * 17 // 100}"
+    params = {}
+    for q in QUERIES:
+        p = {"host": host}
+        if q == "single-groupby-1-1-1":
+            p["start"], p["end"] = window(9, 1)
+        elif q == "cpu-max-all-1":
+            p["start"], p["end"] = window(4, 8)
+        elif q == "groupby-orderby-limit":
+            p["end"] = window(20.5, 0)[0]
+        elif q != "lastpoint":
+            p["start"], p["end"] = window(6, 12)
+        params[q] = {k: v.isoformat() if isinstance(v, datetime.datetime) else v for k, v in p.items()}
+    return params
+
+
+def query_text(system, name, params):
+    """The query file with its psql variables (:'name') replaced."""
+    with open(os.path.join(HERE, "queries", system, name + ".sql")) as f:
+        text = f.read()
+    return re.sub(r":'(\w+)'", lambda m: "'" + params[m.group(1)].replace("'", "''") + "'", text)
+
+
+def normalised(rows):
+    def value(v):
+        if isinstance(v, float):
+            return round(v, 6)
+        if hasattr(v, "is_finite"):  # Decimal
+            return round(float(v), 6)
+        if isinstance(v, datetime.datetime):
+            return v.astimezone(datetime.timezone.utc).isoformat()
+        return v
+    return [tuple(value(v) for v in row) for row in rows]
+
+
+def run_query(conn, sql, runs):
+    conn.execute(sql).fetchall()  # warm-up
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        rows = conn.execute(sql).fetchall()
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings) * 1000, normalised(rows)
+
+
+# -- output -------------------------------------------------------------------
+
+def machine(conn, args):
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    version = conn.execute("SHOW server_version").fetchone()[0]
+    buffers = conn.execute("SHOW shared_buffers").fetchone()[0]
+    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    rows = args.hosts * args.hours * 360
+    return [f"machine: {os.cpu_count()} cores ({cpu}), {memory:.0f} GiB RAM, "
+            f"{platform.system()} {platform.release()}",
+            f"PostgreSQL {version}, shared_buffers {buffers}; tscoll {commit}",
+            f"scale: {args.hosts} hosts x {args.hours} h = {rows:,} measurements; "
+            f"single-row ingest: {args.clients} clients x {args.single_rows:,} rows; "
+            f"query latency: median of {args.runs} runs after 1 warm-up"]
+
+
+def fmt(v):
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    if v >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.2f}" if v >= 1 else f"{v:.3f}"
+
+
+def print_table(header, figures, systems):
+    plain = [p for p in PLAIN if p in systems and "tscoll" in systems]
+    columns = ["figure"] + systems + [f"tscoll/{p}" for p in plain]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for name, values in figures:
+        cells = [name] + [fmt(values.get(s)) for s in systems]
+        for p in plain:
+            t, b = values.get("tscoll"), values.get(p)
+            cells.append(f"{t / b:.2f}" if t is not None and b else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    print("\n".join(header))
+    print()
+    print("\n".join(lines))
+
+
+# -- main ---------------------------------------------------------------------
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--hours", type=int, default=24)
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--queries", default=",".join(QUERIES))
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per query (median)")
+    parser.add_argument("--clients", type=int, default=8, help="single-row ingest clients")
+    parser.add_argument("--single-rows", type=int, default=2500,
+                        help="single-row ingest: rows per client")
+    parser.add_argument("--no-ingest-variants", action="store_true",
+                        help="COPY only (skip multi-row and single-row INSERT)")
+    args = parser.parse_args()
+    systems = [s for s in SYSTEMS if s in args.systems.split(",")]
+    queries = [q for q in QUERIES if q in args.queries.split(",")]
+
+    directory = os.path.join(HERE, "data", f"{args.hosts}x{args.hours}")
+    print(f"generating data into {directory} (once)", file=sys.stderr)
+    generate.generate(args.hosts, args.hours, directory)
+
+    with psycopg.connect(dbname="postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        admin.execute(f"CREATE DATABASE {DATABASE}")
+    conn = psycopg.connect(dbname=DATABASE, autocommit=True)
+    conn.execute("CREATE EXTENSION tscoll")
+    conn.execute(f"ALTER DATABASE {DATABASE} SET TimeZone = 'UTC'")
+    conn.execute("SET TimeZone = 'UTC'")
+    dsn = conn.info.dsn
+    header = machine(conn, args)
+
+    # hosts' tags and the time source for single-row ingest
+    conn.execute("CREATE TABLE bench_hosts (id int PRIMARY KEY, tags jsonb, "
+                 + ", ".join(f"{t} text" for t in TAGS) + ")")
+    with open(data_file("jsonb", directory)) as f, conn.cursor() as cur, \
+            cur.copy("COPY bench_hosts (id, tags) FROM STDIN") as copy:
+        for i, line in zip(range(args.hosts), f):
+            copy.write_row([i, line.split("\t")[1]])
+    conn.execute("UPDATE bench_hosts SET " + ", ".join(f"{t} = tags->>'{t}'" for t in TAGS))
+    conn.execute("CREATE SEQUENCE reading")
+
+    ingest = {}
+    for s in systems:
+        print(f"{s}: COPY", file=sys.stderr)
+        create(conn, s)
+        ingest[("COPY", s)] = ingest_copy(conn, s, directory)
+        conn.execute(f"VACUUM ANALYZE {storage(s)}")
+        if not args.no_ingest_variants:
+            print(f"{s}: INSERT of 1,000 rows per statement", file=sys.stderr)
+            ingest[("INSERT x1000", s)] = ingest_insert(conn, s, directory)
+            print(f"{s}: single-row INSERT, {args.clients} clients", file=sys.stderr)
+            ingest[("single-row INSERT", s)] = ingest_single_rows(
+                conn, s, args.hosts, args.clients, args.single_rows, dsn)
+
+    figures = []
+    for method in ["COPY", "INSERT x1000", "single-row INSERT"]:
+        for key in ["rows/s", "bytes", "bytes/measurement", "WAL bytes/measurement"]:
+            if method != "COPY" and key in ("bytes",):
+                continue
+            values = {s: ingest[(method, s)][key] for s in systems if (method, s) in ingest}
+            if values:
+                figures.append((f"{method}: {key}", values))
+
+    params = parameters(args.hosts, args.hours)
+    mismatches = []
+    for q in queries:
+        print(f"query {q}", file=sys.stderr)
+        latency, results = {}, {}
+        for s in systems:
+            latency[s], results[s] = run_query(conn, query_text(s, q, params[q]), args.runs)
+        rows = {s: len(r) for s, r in results.items()}
+        reference = results[systems[0]]
+        for s in systems[1:]:
+            if results[s] != reference:
+                mismatches.append(f"{q}: {s} differs from {systems[0]} (rows: {rows})")
+        figures.append((f"{q} ms ({rows[systems[0]]} rows)", latency))
+
+    print_table(header, figures, systems)
+    print()
+    print("rows/s: higher is better; bytes, WAL and ms: lower is better. "
+          "Ratios are tscoll's figure divided by the plain table's.")
+    if mismatches:
+        print("\n!!! RESULTS DIFFER ACROSS SYSTEMS !!!")
+        print("\n".join(mismatches))
+        sys.exit(1)
+    print("Every query returned the same rows on every system.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+-- readings with usage_user > 90, 1 host, 12 hours
+SELECT time, hostname,
+       usage_user,
+       usage_system,
+       usage_idle,
+       usage_nice,
+       usage_iowait,
+       usage_irq,
+       usage_softirq,
+       usage_steal,
+       usage_guest,
+       usage_guest_nice
+  FROM cpu_typed
+ WHERE hostname = :'host' AND time >= :'start' AND time < :'end' AND usage_user > 90.0
+ ORDER BY time, hostname;

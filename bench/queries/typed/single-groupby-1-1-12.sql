@@ -1,0 +1,7 @@
+-- max of 1 metric per minute, 1 host, 12 hours
+SELECT date_trunc('minute', time) AS minute,
+       max(usage_user) AS max_usage_user
+  FROM cpu_typed
+ WHERE hostname = :'host' AND time >= :'start' AND time < :'end'
+ GROUP BY minute
+ ORDER BY minute;
