@@ -543,6 +543,85 @@ COMMENT ON FUNCTION tscoll.catalog_stats() IS
 ------------------------------------------------------------------------------
 
 -- DROP VIEW <collection> (or DROP SCHEMA ... CASCADE) drops the rest.
+------------------------------------------------------------------------------
+-- Changing options (SPEC §10).
+------------------------------------------------------------------------------
+
+CREATE FUNCTION tscoll._apply_coll_mod(options jsonb, changes jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_apply_coll_mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._forget_series(bucket_table regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'tscoll_forget_series' LANGUAGE C STRICT;
+
+-- The index a coll_mod "index" change names: by name, or by key pattern
+-- (only the default index has one until tscoll.create_index exists).
+CREATE FUNCTION tscoll._coll_mod_index(c tscoll.collections, change jsonb) RETURNS regclass
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    default_index regclass;
+    found regclass;
+BEGIN
+    SELECT i.indexrelid INTO default_index FROM pg_index i
+     WHERE i.indrelid = c.bucket_table AND i.indkey::int2[] = '{2,5,6}' AND c.meta_field IS NOT NULL;
+    IF change ? 'name' THEN
+        SELECT i.indexrelid INTO found FROM pg_index i JOIN pg_class r ON r.oid = i.indexrelid
+         WHERE i.indrelid = c.bucket_table AND NOT i.indisprimary AND r.relname = change->>'name';
+    ELSIF c.meta_field IS NOT NULL
+          AND change->'keyPattern' = jsonb_build_object(c.meta_field, 1, c.time_field, 1) THEN
+        found := default_index;
+    END IF;
+    IF found IS NULL THEN
+        RAISE EXCEPTION 'index % of time-series collection % does not exist',
+            coalesce(change->>'name', change->>'keyPattern'), c.view USING ERRCODE = '42704';
+    END IF;
+    RETURN found;
+END
+$$;
+
+CREATE FUNCTION tscoll.coll_mod(collection regclass, changes jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection::text);
+    result jsonb;
+    o jsonb;
+BEGIN
+    IF NOT tscoll._owns(c.view) THEN
+        RAISE EXCEPTION 'must be owner of time-series collection %', c.view USING ERRCODE = '42501';
+    END IF;
+    result := tscoll._apply_coll_mod(jsonb_build_object(
+        'timeField', c.time_field, 'metaField', c.meta_field, 'granularity', c.granularity,
+        'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
+        'bucketRoundingSeconds', c.bucket_rounding_seconds,
+        'expireAfterSeconds', c.expire_after_seconds), changes);
+    IF jsonb_typeof(result->'index') = 'object' THEN
+        PERFORM tscoll._coll_mod_index(c, result->'index');
+        IF result->'index' ? 'expireAfterSeconds' THEN
+            RAISE EXCEPTION 'index % of time-series collection % is not a TTL index',
+                coalesce(result->'index'->>'name', result->'index'->>'keyPattern'), c.view
+                USING ERRCODE = '22023';
+        END IF;
+        RAISE EXCEPTION 'hiding an index of a time-series collection is not supported yet'
+            USING ERRCODE = '0A000';
+    END IF;
+    o := result->'options';
+    UPDATE tscoll.collections
+       SET granularity = o->>'granularity',
+           bucket_max_span_seconds = (o->>'bucketMaxSpanSeconds')::int,
+           bucket_rounding_seconds = (o->>'bucketRoundingSeconds')::int,
+           expire_after_seconds = (o->>'expireAfterSeconds')::bigint,
+           bucketing_changed = bucketing_changed OR (result->>'bucketingChanged')::boolean
+     WHERE view = c.view
+    RETURNING * INTO c;
+    IF (result->>'bucketingChanged')::boolean THEN
+        PERFORM tscoll._forget_series(c.bucket_table);
+    END IF;
+    RETURN tscoll._listing_options(c);
+END
+$$;
+COMMENT ON FUNCTION tscoll.coll_mod(regclass, jsonb) IS
+    'MongoDB''s collMod: granularity and span only grow, expireAfterSeconds; returns the new options';
+
 -- The bucket catalog forgets a dropped collection (its counters too).
 CREATE FUNCTION tscoll._forget_bucket_table(bucket_table oid) RETURNS void
     AS 'MODULE_PATHNAME', 'tscoll_forget_bucket_table' LANGUAGE C STRICT;

@@ -208,4 +208,149 @@ Value to_flat_value(const CollectionOptions &o) {
     return v;
 }
 
+CollectionOptions from_flat_value(const Value &flat) {
+    CollectionOptions o;
+    o.time_field = *string_option(flat, "timeField");
+    const Value *meta = flat.find("metaField");
+    if (meta != nullptr && !meta->is(Value::Kind::Null))
+        o.meta_field = *string_option(flat, "metaField");
+    const Value *granularity = flat.find("granularity");
+    if (granularity != nullptr && !granularity->is(Value::Kind::Null))
+        o.granularity = granularity_from_name(*string_option(flat, "granularity"));
+    o.bucket_max_span_seconds = static_cast<int32_t>(*integer_option(flat, "bucketMaxSpanSeconds"));
+    o.bucket_rounding_seconds = static_cast<int32_t>(*integer_option(flat, "bucketRoundingSeconds"));
+    const Value *expire = flat.find("expireAfterSeconds");
+    if (expire != nullptr && !expire->is(Value::Kind::Null))
+        o.expire_after_seconds = integer_option(flat, "expireAfterSeconds");
+    return o;
+}
+
+namespace {
+
+// {"granularity": g} (with, at most, g's own default span): only upward,
+// and from fixed bucketing only to a granularity that is not finer.
+bool change_granularity(CollectionOptions &o, const std::string &name,
+                        std::optional<int64_t> span, std::optional<int64_t> rounding) {
+    std::optional<Granularity> g = granularity_from_name(name);
+    if (!g)
+        invalid("\"granularity\" must be one of \"seconds\", \"minutes\" or \"hours\", not " +
+                quoted(name));
+    BucketingDefaults d = bucketing_defaults(*g);
+    if (rounding)
+        invalid("\"bucketRoundingSeconds\" cannot be changed together with \"granularity\"");
+    if (span && *span != d.max_span_seconds)
+        invalid("\"bucketMaxSpanSeconds\" must be " + std::to_string(d.max_span_seconds) +
+                " with granularity " + quoted(name) + ", not " + std::to_string(*span));
+    if (o.granularity == g)
+        return false;
+    if (o.granularity && *g < *o.granularity)
+        invalid("\"granularity\" can only increase (seconds, minutes, hours), not go from " +
+                quoted(granularity_name(*o.granularity)) + " to " + quoted(name));
+    if (!o.granularity && (d.max_span_seconds < o.bucket_max_span_seconds ||
+                           d.rounding_seconds < o.bucket_rounding_seconds))
+        invalid("\"granularity\" " + quoted(name) +
+                " would decrease the collection's bucketMaxSpanSeconds or "
+                "bucketRoundingSeconds");
+    o.granularity = g;
+    o.bucket_max_span_seconds = d.max_span_seconds;
+    o.bucket_rounding_seconds = d.rounding_seconds;
+    return true;
+}
+
+// {"bucketMaxSpanSeconds": s, "bucketRoundingSeconds": s}: fixed
+// bucketing, neither value decreasing.
+bool change_fixed_bucketing(CollectionOptions &o, std::optional<int64_t> span,
+                            std::optional<int64_t> rounding) {
+    if (!span || !rounding)
+        invalid("\"bucketMaxSpanSeconds\" and \"bucketRoundingSeconds\" must be changed together");
+    if (*span != *rounding)
+        invalid("\"bucketMaxSpanSeconds\" and \"bucketRoundingSeconds\" must be equal");
+    if (*span < 1 || *span > kMaxBucketSpanSeconds)
+        throw Error(ErrorCode::BadValue, std::string(kPrefix) +
+                                             "\"bucketMaxSpanSeconds\" must be between 1 and " +
+                                             std::to_string(kMaxBucketSpanSeconds) + ", not " +
+                                             std::to_string(*span));
+    if (*span < o.bucket_max_span_seconds || *rounding < o.bucket_rounding_seconds)
+        invalid("\"bucketMaxSpanSeconds\" and \"bucketRoundingSeconds\" cannot decrease (now " +
+                std::to_string(o.bucket_max_span_seconds) + " and " +
+                std::to_string(o.bucket_rounding_seconds) + ")");
+    bool changed = o.granularity || *span != o.bucket_max_span_seconds;
+    o.granularity.reset();
+    o.bucket_max_span_seconds = o.bucket_rounding_seconds = static_cast<int32_t>(*span);
+    return changed;
+}
+
+bool change_bucketing(CollectionOptions &o, const Value &ts) {
+    if (!ts.is(Value::Kind::Object))
+        type_mismatch("timeseries", "an object", ts);
+    check_known_keys(ts, {"granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds"},
+                     " in \"timeseries\" (the time and meta fields never change)");
+    std::optional<std::string> granularity = string_option(ts, "granularity");
+    std::optional<int64_t> span = integer_option(ts, "bucketMaxSpanSeconds");
+    std::optional<int64_t> rounding = integer_option(ts, "bucketRoundingSeconds");
+    if (granularity)
+        return change_granularity(o, *granularity, span, rounding);
+    if (span || rounding)
+        return change_fixed_bucketing(o, span, rounding);
+    return false;
+}
+
+void change_expiry(CollectionOptions &o, const Value &expire) {
+    if (expire.is(Value::Kind::String)) {
+        if (expire.as_string() != "off")
+            invalid("\"expireAfterSeconds\" must be a number or \"off\", not " +
+                    quoted(expire.as_string()));
+        o.expire_after_seconds.reset();
+        return;
+    }
+    if (!expire.is(Value::Kind::Number))
+        type_mismatch("expireAfterSeconds", "a number or \"off\"", expire);
+    std::optional<int64_t> n = expire.as_exact_int64();
+    if (!n)
+        invalid("\"expireAfterSeconds\" must be an integer, not " + expire.as_number().text);
+    set_expiry(o, n);
+}
+
+Value checked_index_change(const Value &index) {
+    if (!index.is(Value::Kind::Object))
+        type_mismatch("index", "an object", index);
+    check_known_keys(index, {"name", "keyPattern", "hidden", "expireAfterSeconds"},
+                     " in \"index\" (a time-series index can only be hidden or unhidden)");
+    const Value *name = index.find("name");
+    const Value *key_pattern = index.find("keyPattern");
+    if ((name == nullptr) == (key_pattern == nullptr))
+        invalid("\"index\" needs exactly one of \"name\" and \"keyPattern\"");
+    if (name != nullptr && !name->is(Value::Kind::String))
+        type_mismatch("index.name", "a string", *name);
+    if (key_pattern != nullptr && !key_pattern->is(Value::Kind::Object))
+        type_mismatch("index.keyPattern", "an object", *key_pattern);
+    const Value *hidden = index.find("hidden");
+    if (hidden != nullptr && !hidden->is(Value::Kind::Bool))
+        type_mismatch("index.hidden", "a boolean", *hidden);
+    if (hidden == nullptr && index.find("expireAfterSeconds") == nullptr)
+        invalid("\"index\" must change \"hidden\" or \"expireAfterSeconds\"");
+    return index;
+}
+
+}  // namespace
+
+CollMod apply_coll_mod(const CollectionOptions &current, const Value &changes) {
+    if (!changes.is(Value::Kind::Object))
+        type_mismatch("changes", "an object", changes);
+    for (const Member &m : changes.as_object())
+        if (m.key != "timeseries" && m.key != "expireAfterSeconds" && m.key != "index")
+            invalid(quoted(m.key) + " cannot be changed on a time-series collection");
+    CollMod result{current, false, std::nullopt};
+    const Value *ts = changes.find("timeseries");
+    if (ts != nullptr && changes.as_object().size() > 1)
+        invalid("\"timeseries\" changes cannot be combined with other changes");
+    if (ts != nullptr)
+        result.bucketing_changed = change_bucketing(result.options, *ts);
+    if (const Value *expire = changes.find("expireAfterSeconds"))
+        change_expiry(result.options, *expire);
+    if (const Value *index = changes.find("index"))
+        result.index = checked_index_change(*index);
+    return result;
+}
+
 }  // namespace tscoll

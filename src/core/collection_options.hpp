@@ -49,4 +49,23 @@ CollectionOptions parse_create_options(const Value &options);
 // bucketRoundingSeconds, expireAfterSeconds.
 Value to_flat_value(const CollectionOptions &options);
 
+// The inverse of to_flat_value (the options as stored).
+CollectionOptions from_flat_value(const Value &flat);
+
+// What a collMod does (SPEC §10).
+struct CollMod {
+    CollectionOptions options;       // after the change
+    bool bucketing_changed = false;  // span, rounding or granularity changed
+    std::optional<Value> index;      // a validated "index" change, for the glue
+};
+
+// Applies MongoDB collMod changes,
+//   {"timeseries": {"granularity" | "bucketMaxSpanSeconds" + "bucketRoundingSeconds"}}
+//   {"expireAfterSeconds": n | "off"}
+//   {"index": {"name" | "keyPattern": ..., "hidden": bool}}
+// to a collection's options. Granularity and span only grow; existing
+// buckets are not touched. Throws Error(InvalidOptions | BadValue |
+// TypeMismatch) naming what is wrong.
+CollMod apply_coll_mod(const CollectionOptions &current, const Value &changes);
+
 }  // namespace tscoll

@@ -48,6 +48,21 @@ TSCOLL_FUNCTION(tscoll_validate_options) {
     PG_RETURN_JSONB_P(validate_options(options));
 }
 
+// tscoll._apply_coll_mod(options jsonb, changes jsonb) RETURNS jsonb: the
+// stored (flat) options and MongoDB collMod changes in;
+// {"options": <flat>, "bucketingChanged": bool, "index": <change> | null} out.
+TSCOLL_FUNCTION(tscoll_apply_coll_mod) {
+    tscoll::CollectionOptions current =
+        tscoll::from_flat_value(tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(0)));
+    tscoll::CollMod mod =
+        tscoll::apply_coll_mod(current, tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(1)));
+    tscoll::Value result = tscoll::Value::object();
+    result.add("options", tscoll::to_flat_value(mod.options));
+    result.add("bucketingChanged", tscoll::Value::boolean(mod.bucketing_changed));
+    result.add("index", mod.index ? *mod.index : tscoll::Value::null());
+    PG_RETURN_JSONB_P(tscoll::pg::value_to_jsonb(result));
+}
+
 // tscoll._control_time(control jsonb, bound text, time_field text)
 // RETURNS timestamptz: control.<bound>.<time field>, which must be a date in
 // the canonical form. Immutable: the form carries its own time zone (Z).

@@ -4,6 +4,8 @@ extern "C" {
 #include "access/htup_details.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 }
@@ -79,5 +81,18 @@ TSCOLL_FUNCTION(tscoll_forget_bucket_table) {
         throw tscoll::Error(tscoll::ErrorCode::Unsupported,
                             "only a dropped bucket table can be forgotten");
     tscoll::pg::catalog::forget_collection(bucket_table);
+    PG_RETURN_VOID();
+}
+
+// tscoll._forget_series(bucket_table regclass): after coll_mod changes the
+// bucketing, so that the next measurement does not go to a bucket opened
+// under the old parameters. For the table's owner.
+TSCOLL_FUNCTION(tscoll_forget_series) {
+    Oid bucket_table = PG_GETARG_OID(0);
+    tscoll::pg::pg_call([&] {
+        if (!pg_class_ownercheck(bucket_table, GetUserId()))
+            aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(bucket_table));
+    });
+    tscoll::pg::catalog::forget_series(bucket_table);
     PG_RETURN_VOID();
 }

@@ -73,7 +73,7 @@ SELECT * FROM tscoll.buckets('tscoll.collections');
 CREATE SCHEMA s;
 SELECT tscoll.create_collection('s.weather', 'timestamp', 'sensor');
 SELECT c.oid::regclass, c.relkind FROM pg_class c
- WHERE c.relnamespace = 's'::regnamespace ORDER BY 1::text;
+ WHERE c.relnamespace = 's'::regnamespace ORDER BY c.oid::regclass::text COLLATE "C";
 -- In one schema the default index name is taken, so it gets a generated one.
 SELECT tscoll.create_collection('weather2', 'timestamp', 'sensor');
 SELECT indexrelid::regclass FROM pg_index

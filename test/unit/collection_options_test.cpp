@@ -180,5 +180,128 @@ TEST(CollectionOptions, FlatValue) {
     EXPECT_TRUE(flat.find("expireAfterSeconds")->is(Value::Kind::Null));
 }
 
+Value obj(std::initializer_list<std::pair<const char *, Value>> members) {
+    Value o = Value::object();
+    for (const auto &[k, v] : members)
+        o.add(k, v);
+    return o;
+}
+
+// collMod on a collection, step by step: either its new options or the error.
+struct CollModSequence {
+    CollectionOptions options;
+
+    ErrorCode fails(const Value &changes) {
+        try {
+            apply_coll_mod(options, changes);
+        } catch (const Error &e) {
+            return e.code();
+        }
+        ADD_FAILURE() << "no error";
+        return ErrorCode::Internal;
+    }
+    CollMod works(const Value &changes) {
+        CollMod m = apply_coll_mod(options, changes);
+        options = m.options;
+        return m;
+    }
+};
+
+// MongoDB's timeseries_collmod sequence (SPEC §10).
+TEST(CollMod, MongoSequence) {
+    const int64_t span_hours = 60 * 60 * 24 * 30, rounding_hours = 60 * 60 * 24;
+    CollModSequence c{parse_create_options(ts({{"timeField", S("time")}}))};
+    EXPECT_EQ(c.fails(obj({{"validator", Value::object()}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(obj({{"viewOn", S("foo")}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.works(obj({{"expireAfterSeconds", N(60)}})).options.expire_after_seconds, 60);
+    EXPECT_TRUE(c.works(ts({{"granularity", S("minutes")}})).bucketing_changed);
+    EXPECT_EQ(c.fails(ts({{"granularity", S("seconds")}})), ErrorCode::InvalidOptions);
+    c.works(ts({{"granularity", S("hours")}}));
+    EXPECT_EQ(c.options.bucket_max_span_seconds, span_hours);
+    EXPECT_EQ(c.options.bucket_rounding_seconds, rounding_hours);
+    // one of span and rounding alone; a decrease; unequal values
+    EXPECT_EQ(c.fails(ts({{"bucketMaxSpanSeconds", N(span_hours)}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(ts({{"bucketRoundingSeconds", N(rounding_hours)}})),
+              ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(ts({{"bucketMaxSpanSeconds", N(rounding_hours)},
+                          {"bucketRoundingSeconds", N(rounding_hours)}})),
+              ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(ts({{"bucketMaxSpanSeconds", N(span_hours + 1)},
+                          {"bucketRoundingSeconds", N(rounding_hours + 1)}})),
+              ErrorCode::InvalidOptions);
+    // granularity with its own default span is a no-op; with a rounding, refused
+    EXPECT_FALSE(c.works(ts({{"granularity", S("hours")}, {"bucketMaxSpanSeconds", N(span_hours)}}))
+                     .bucketing_changed);
+    EXPECT_EQ(c.fails(ts({{"granularity", S("hours")},
+                          {"bucketMaxSpanSeconds", N(span_hours)},
+                          {"bucketRoundingSeconds", N(rounding_hours)}})),
+              ErrorCode::InvalidOptions);
+    // fixed bucketing, up: granularity dropped
+    EXPECT_TRUE(c.works(ts({{"bucketMaxSpanSeconds", N(span_hours + 1)},
+                            {"bucketRoundingSeconds", N(span_hours + 1)}}))
+                    .bucketing_changed);
+    EXPECT_FALSE(c.options.granularity);
+    EXPECT_EQ(c.options.bucket_rounding_seconds, span_hours + 1);
+    // timeseries changes alone only
+    EXPECT_EQ(c.fails(obj({{"timeseries", obj({{"granularity", S("hours")}})},
+                           {"expireAfterSeconds", N(1)}})),
+              ErrorCode::InvalidOptions);
+    EXPECT_FALSE(c.works(ts({})).bucketing_changed);
+    EXPECT_FALSE(c.works(Value::object()).bucketing_changed);
+}
+
+TEST(CollMod, FromFixedBucketing) {
+    CollModSequence c{parse_create_options(ts(
+        {{"timeField", S("time")}, {"bucketMaxSpanSeconds", N(200)}, {"bucketRoundingSeconds", N(200)}}))};
+    c.works(ts({{"granularity", S("minutes")}}));
+    EXPECT_EQ(c.options.granularity, Granularity::Minutes);
+    EXPECT_EQ(c.options.bucket_rounding_seconds, 3600);
+    EXPECT_EQ(c.fails(ts({{"bucketMaxSpanSeconds", N(31536001)}, {"bucketRoundingSeconds", N(31536001)}})),
+              ErrorCode::BadValue);
+    c.works(ts({{"bucketMaxSpanSeconds", N(31536000)}, {"bucketRoundingSeconds", N(31536000)}}));
+    EXPECT_EQ(c.options.bucket_max_span_seconds, 31536000);
+    // a granularity finer than the fixed bucketing
+    CollModSequence d{parse_create_options(ts(
+        {{"timeField", S("time")}, {"bucketMaxSpanSeconds", N(7200)}, {"bucketRoundingSeconds", N(7200)}}))};
+    EXPECT_EQ(d.fails(ts({{"granularity", S("seconds")}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(d.fails(ts({{"granularity", S("minutes")}})), ErrorCode::InvalidOptions);
+    d.works(ts({{"granularity", S("hours")}}));
+}
+
+TEST(CollMod, ExpiryAndIndexShapes) {
+    CollModSequence c{parse_create_options(ts({{"timeField", S("time")}}))};
+    c.works(obj({{"expireAfterSeconds", N(0)}}));
+    EXPECT_EQ(c.options.expire_after_seconds, 0);
+    c.works(obj({{"expireAfterSeconds", S("off")}}));
+    EXPECT_FALSE(c.options.expire_after_seconds);
+    EXPECT_EQ(c.fails(obj({{"expireAfterSeconds", S("on")}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(obj({{"expireAfterSeconds", N(-1)}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(obj({{"expireAfterSeconds", Value::object()}})), ErrorCode::TypeMismatch);
+    EXPECT_EQ(c.fails(obj({{"timeseries", S("x")}})), ErrorCode::TypeMismatch);
+    EXPECT_EQ(c.fails(ts({{"granularity", N(1)}})), ErrorCode::TypeMismatch);
+    EXPECT_EQ(c.fails(ts({{"granularity", S("days")}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(ts({{"timeField", S("t")}})), ErrorCode::InvalidOptions);
+    CollMod m = c.works(obj({{"index", obj({{"name", S("a_1")}, {"hidden", Value::boolean(true)}})}}));
+    ASSERT_TRUE(m.index);
+    EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")}})}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")}, {"keyPattern", Value::object()},
+                                          {"hidden", Value::boolean(true)}})}})),
+              ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")}, {"prepareUnique", Value::boolean(true)}})}})),
+              ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")}, {"hidden", N(1)}})}})),
+              ErrorCode::TypeMismatch);
+}
+
+TEST(CollMod, FlatRoundTrip) {
+    CollectionOptions o = parse_create_options(
+        ts({{"timeField", S("t")}, {"metaField", S("m")}, {"granularity", S("minutes")}},
+           obj({{"expireAfterSeconds", N(10)}})));
+    EXPECT_TRUE(from_flat_value(to_flat_value(o)) == o);
+    CollectionOptions fixed = parse_create_options(
+        ts({{"timeField", S("t")}, {"bucketMaxSpanSeconds", N(90)}, {"bucketRoundingSeconds", N(90)}}));
+    EXPECT_TRUE(from_flat_value(to_flat_value(fixed)) == fixed);
+}
+
 }  // namespace
 }  // namespace tscoll
