@@ -164,6 +164,26 @@ CREATE POLICY change ON tscoll.collections FOR UPDATE
 CREATE POLICY unregister ON tscoll.collections FOR DELETE
     USING (coalesce(tscoll._owns(view), true));
 
+-- The indexes of each collection as the user gave them (SPEC §8), the
+-- default index included. The bucket-table index is kept by name (in the
+-- bucket table's schema): pg_dump restores this table before indexes exist.
+CREATE TABLE tscoll.indexes (
+    collection regclass NOT NULL REFERENCES tscoll.collections (view) ON DELETE CASCADE,
+    name text NOT NULL,
+    keys json NOT NULL,                  -- as given: key order kept
+    options jsonb NOT NULL DEFAULT '{}', -- as listed, but the name
+    bucket_index name,                   -- NULL while hidden
+    position bigint GENERATED ALWAYS AS IDENTITY,
+    PRIMARY KEY (collection, name)
+);
+COMMENT ON TABLE tscoll.indexes IS 'indexes of tscoll time-series collections, as given';
+SELECT pg_catalog.pg_extension_config_dump('tscoll.indexes', '');
+GRANT SELECT, INSERT, UPDATE, DELETE ON tscoll.indexes TO PUBLIC;
+ALTER TABLE tscoll.indexes ENABLE ROW LEVEL SECURITY;
+CREATE POLICY read ON tscoll.indexes FOR SELECT USING (true);
+CREATE POLICY write ON tscoll.indexes FOR ALL
+    USING (coalesce(tscoll._owns(collection), true)) WITH CHECK (tscoll._owns(collection));
+
 ------------------------------------------------------------------------------
 -- Internal helpers (C).
 ------------------------------------------------------------------------------
@@ -262,7 +282,7 @@ DECLARE
     meta_field text := o ->> 'metaField';
     buckets text := pg_catalog.format('%I.%I', schema_name, tscoll._bucket_table_name(rel_name));
     view text := pg_catalog.format('%I.%I', schema_name, rel_name);
-    index_name text;
+    c tscoll.collections;
 BEGIN
     -- min_time/max_time are derived from control so that indexes and
     -- pruning can use them; they can never disagree with it.
@@ -280,18 +300,6 @@ BEGIN
     EXECUTE pg_catalog.format(
         'COMMENT ON TABLE %s IS %L', buckets,
         pg_catalog.format('buckets of the time-series collection %s', view));
-
-    IF meta_field IS NOT NULL THEN
-        -- MongoDB's name for the default index; PostgreSQL's index names are
-        -- per schema, so a taken name falls back to a generated one.
-        index_name := pg_catalog.format('%s_1_%s_1', meta_field, time_field);
-        IF pg_catalog.octet_length(index_name) > 63
-           OR pg_catalog.to_regclass(pg_catalog.format('%I.%I', schema_name, index_name)) IS NOT NULL THEN
-            index_name := NULL;
-        END IF;
-        EXECUTE pg_catalog.format('CREATE INDEX %s ON %s (meta, min_time, max_time)',
-                                  coalesce(pg_catalog.quote_ident(index_name), ''), buckets);
-    END IF;
 
     EXECUTE pg_catalog.format(
         'CREATE VIEW %s AS SELECT m."time" AS %I, %s m.doc
@@ -315,7 +323,13 @@ BEGIN
                                     expire_after_seconds)
     VALUES (view::regclass, buckets::regclass, time_field, meta_field, o ->> 'granularity',
             (o ->> 'bucketMaxSpanSeconds')::integer, (o ->> 'bucketRoundingSeconds')::integer,
-            (o ->> 'expireAfterSeconds')::bigint);
+            (o ->> 'expireAfterSeconds')::bigint)
+    RETURNING * INTO c;
+    IF meta_field IS NOT NULL THEN
+        -- MongoDB's default index: meta, then time.
+        PERFORM tscoll._add_index(c, pg_catalog.format('{%s: 1, %s: 1}', pg_catalog.to_json(meta_field),
+                                                       pg_catalog.to_json(time_field))::json, '{}');
+    END IF;
     RETURN view::regclass;
 END
 $$;
@@ -544,6 +558,189 @@ COMMENT ON FUNCTION tscoll.catalog_stats() IS
 
 -- DROP VIEW <collection> (or DROP SCHEMA ... CASCADE) drops the rest.
 ------------------------------------------------------------------------------
+-- Indexes (SPEC §8).
+------------------------------------------------------------------------------
+
+-- keys and options in; {"name", "columns", "predicate", "hidden", "options"}
+-- out. keys: [[key, direction], ...].
+CREATE FUNCTION tscoll._translate_index(keys jsonb, options jsonb, time_field text, meta_field text)
+    RETURNS jsonb AS 'MODULE_PATHNAME', 'tscoll_translate_index' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- A json object's members in order, as [[key, value], ...].
+CREATE FUNCTION tscoll._key_pairs(keys json) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF json_typeof(keys) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'invalid time-series index: keys must be a JSON object'
+            USING ERRCODE = '42804';
+    END IF;
+    RETURN (SELECT coalesce(jsonb_agg(jsonb_build_array(e.key, e.value::jsonb) ORDER BY e.n), '[]')
+              FROM json_each(keys) WITH ORDINALITY AS e(key, value, n));
+END
+$$;
+
+-- Builds the bucket-table index of a translated index; returns its name,
+-- MongoDB's name where it is free in the schema.
+CREATE FUNCTION tscoll._build_bucket_index(c tscoll.collections, t jsonb) RETURNS name
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    schema_name name := (SELECT n.nspname FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace
+                          WHERE r.oid = c.bucket_table);
+    candidate text := left(t->>'name', 56);
+    n int := 0;
+BEGIN
+    WHILE to_regclass(format('%I.%I', schema_name, candidate)) IS NOT NULL LOOP
+        n := n + 1;
+        candidate := left(t->>'name', 56) || '_' || n;
+    END LOOP;
+    EXECUTE format('CREATE INDEX %I ON %s (%s)%s', candidate, c.bucket_table,
+                   (SELECT string_agg(col, ', ') FROM jsonb_array_elements_text(t->'columns') col),
+                   coalesce(' WHERE ' || (t->>'predicate'), ''));
+    RETURN candidate;
+END
+$$;
+
+-- Adds an index to a collection (the rules of create_index, no ownership
+-- check): returns its name.
+CREATE FUNCTION tscoll._add_index(c tscoll.collections, keys json, options jsonb) RETURNS text
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    pairs jsonb := tscoll._key_pairs(keys);
+    t jsonb := tscoll._translate_index(pairs, options, c.time_field, c.meta_field);
+    i tscoll.indexes;
+BEGIN
+    FOR i IN SELECT * FROM tscoll.indexes WHERE collection = c.view LOOP
+        IF tscoll._key_pairs(i.keys) = pairs THEN
+            IF i.name = t->>'name' AND i.options = t->'options' THEN
+                RETURN i.name;
+            END IF;
+            RAISE EXCEPTION 'an index with the same keys already exists on %: %', c.view, i.name
+                USING ERRCODE = '42P07', DETAIL = format('Its options: %s.', i.options);
+        ELSIF i.name = t->>'name' THEN
+            RAISE EXCEPTION 'an index named % already exists on %, with other keys', i.name, c.view
+                USING ERRCODE = '42P07';
+        END IF;
+    END LOOP;
+    INSERT INTO tscoll.indexes (collection, name, keys, options, bucket_index)
+    VALUES (c.view, t->>'name', keys, t->'options',
+            CASE WHEN NOT (t->>'hidden')::boolean THEN tscoll._build_bucket_index(c, t) END);
+    RETURN t->>'name';
+END
+$$;
+
+CREATE FUNCTION tscoll._check_owner(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF NOT tscoll._owns(c.view) THEN
+        RAISE EXCEPTION 'must be owner of time-series collection %', c.view USING ERRCODE = '42501';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION tscoll.create_index(collection regclass, keys json, options jsonb DEFAULT '{}')
+    RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection::text);
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    RETURN tscoll._add_index(c, keys, options);
+END
+$$;
+COMMENT ON FUNCTION tscoll.create_index(regclass, json, jsonb) IS
+    'MongoDB''s createIndex on a time-series collection: returns the index name';
+
+-- One index as MongoDB lists it: {"v": 2, "key": <as given>, "name", <options>}.
+CREATE FUNCTION tscoll._listed_index(i tscoll.indexes) RETURNS json
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT format('{"v": 2, "key": %s, "name": %s%s}', i.keys, to_json(i.name),
+              (SELECT string_agg(format(', %s: %s', to_json(o.key), o.value), '' ORDER BY o.key)
+                 FROM jsonb_each(i.options) o))::json
+$$;
+
+CREATE FUNCTION tscoll.list_indexes(collection regclass) RETURNS SETOF json
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection::text);
+BEGIN
+    IF NOT has_table_privilege(c.view, 'SELECT') THEN
+        RAISE EXCEPTION 'permission denied for view %', c.view USING ERRCODE = '42501';
+    END IF;
+    RETURN QUERY SELECT tscoll._listed_index(i) FROM tscoll.indexes i
+                  WHERE i.collection = c.view ORDER BY i.position;
+    -- indexes made with plain CREATE INDEX on the bucket table
+    RETURN QUERY
+        SELECT format('{"v": 2, "name": %s, "sql": %s}', to_json(r.relname),
+                      to_json(pg_get_indexdef(r.oid)))::json
+          FROM pg_index x JOIN pg_class r ON r.oid = x.indexrelid
+         WHERE x.indrelid = c.bucket_table AND NOT x.indisprimary
+           AND r.relname NOT IN (SELECT i.bucket_index FROM tscoll.indexes i
+                                  WHERE i.collection = c.view AND i.bucket_index IS NOT NULL)
+         ORDER BY r.relname;
+END
+$$;
+COMMENT ON FUNCTION tscoll.list_indexes(regclass) IS
+    'MongoDB''s listIndexes: the indexes as given, key order kept';
+
+-- The bucket-table index of a catalog row, if it is built.
+CREATE FUNCTION tscoll._bucket_index(c tscoll.collections, i tscoll.indexes) RETURNS regclass
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT to_regclass(format('%I.%I', n.nspname, i.bucket_index))
+  FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace
+ WHERE r.oid = c.bucket_table AND i.bucket_index IS NOT NULL
+$$;
+
+CREATE FUNCTION tscoll.drop_index(collection regclass, name text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection::text);
+    i tscoll.indexes;
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    DELETE FROM tscoll.indexes x WHERE x.collection = c.view AND x.name = drop_index.name
+    RETURNING * INTO i;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'index % of time-series collection % does not exist', name, c.view
+            USING ERRCODE = '42704';
+    END IF;
+    IF tscoll._bucket_index(c, i) IS NOT NULL THEN
+        EXECUTE format('DROP INDEX %s', tscoll._bucket_index(c, i));
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tscoll.drop_index(regclass, text) IS 'MongoDB''s dropIndex';
+
+-- Hides (drops the bucket-table index, keeps the definition) or unhides
+-- (rebuilds it) an index.
+CREATE FUNCTION tscoll._set_index_hidden(c tscoll.collections, i tscoll.indexes, hidden boolean)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    new_options jsonb := CASE WHEN hidden THEN i.options || '{"hidden": true}' ELSE i.options - 'hidden' END;
+    built name;
+BEGIN
+    IF hidden AND tscoll._bucket_index(c, i) IS NOT NULL THEN
+        EXECUTE format('DROP INDEX %s', tscoll._bucket_index(c, i));
+    ELSIF NOT hidden AND tscoll._bucket_index(c, i) IS NULL THEN
+        built := tscoll._build_bucket_index(c, tscoll._translate_index(
+            tscoll._key_pairs(i.keys), new_options || jsonb_build_object('name', i.name),
+            c.time_field, c.meta_field));
+    END IF;
+    UPDATE tscoll.indexes x SET options = new_options,
+                                bucket_index = CASE WHEN hidden THEN NULL ELSE coalesce(built, x.bucket_index) END
+     WHERE x.collection = c.view AND x.name = i.name;
+END
+$$;
+
+------------------------------------------------------------------------------
 -- Changing options (SPEC §10).
 ------------------------------------------------------------------------------
 
@@ -552,29 +749,21 @@ CREATE FUNCTION tscoll._apply_coll_mod(options jsonb, changes jsonb) RETURNS jso
 CREATE FUNCTION tscoll._forget_series(bucket_table regclass) RETURNS void
     AS 'MODULE_PATHNAME', 'tscoll_forget_series' LANGUAGE C STRICT;
 
--- The index a coll_mod "index" change names: by name, or by key pattern
--- (only the default index has one until tscoll.create_index exists).
-CREATE FUNCTION tscoll._coll_mod_index(c tscoll.collections, change jsonb) RETURNS regclass
+-- The index a coll_mod "index" change names, by name or by key pattern.
+CREATE FUNCTION tscoll._coll_mod_index(c tscoll.collections, change jsonb) RETURNS tscoll.indexes
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    default_index regclass;
-    found regclass;
+    i tscoll.indexes;
 BEGIN
-    SELECT i.indexrelid INTO default_index FROM pg_index i
-     WHERE i.indrelid = c.bucket_table AND i.indkey::int2[] = '{2,5,6}' AND c.meta_field IS NOT NULL;
-    IF change ? 'name' THEN
-        SELECT i.indexrelid INTO found FROM pg_index i JOIN pg_class r ON r.oid = i.indexrelid
-         WHERE i.indrelid = c.bucket_table AND NOT i.indisprimary AND r.relname = change->>'name';
-    ELSIF c.meta_field IS NOT NULL
-          AND change->'keyPattern' = jsonb_build_object(c.meta_field, 1, c.time_field, 1) THEN
-        found := default_index;
-    END IF;
-    IF found IS NULL THEN
+    SELECT * INTO i FROM tscoll.indexes x
+     WHERE x.collection = c.view
+       AND (x.name = change->>'name' OR x.keys::jsonb = change->'keyPattern');
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'index % of time-series collection % does not exist',
             coalesce(change->>'name', change->>'keyPattern'), c.view USING ERRCODE = '42704';
     END IF;
-    RETURN found;
+    RETURN i;
 END
 $$;
 
@@ -585,24 +774,28 @@ DECLARE
     c tscoll.collections := tscoll._collection(collection::text);
     result jsonb;
     o jsonb;
+    i tscoll.indexes;
 BEGIN
-    IF NOT tscoll._owns(c.view) THEN
-        RAISE EXCEPTION 'must be owner of time-series collection %', c.view USING ERRCODE = '42501';
-    END IF;
+    PERFORM tscoll._check_owner(c);
     result := tscoll._apply_coll_mod(jsonb_build_object(
         'timeField', c.time_field, 'metaField', c.meta_field, 'granularity', c.granularity,
         'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
         'bucketRoundingSeconds', c.bucket_rounding_seconds,
         'expireAfterSeconds', c.expire_after_seconds), changes);
     IF jsonb_typeof(result->'index') = 'object' THEN
-        PERFORM tscoll._coll_mod_index(c, result->'index');
+        i := tscoll._coll_mod_index(c, result->'index');
         IF result->'index' ? 'expireAfterSeconds' THEN
-            RAISE EXCEPTION 'index % of time-series collection % is not a TTL index',
-                coalesce(result->'index'->>'name', result->'index'->>'keyPattern'), c.view
-                USING ERRCODE = '22023';
+            IF NOT i.options ? 'expireAfterSeconds' THEN
+                RAISE EXCEPTION 'index % of time-series collection % is not a TTL index', i.name, c.view
+                    USING ERRCODE = '22023';
+            END IF;
+            UPDATE tscoll.indexes x
+               SET options = x.options || jsonb_build_object('expireAfterSeconds', result->'index'->'expireAfterSeconds')
+             WHERE x.collection = c.view AND x.name = i.name;
         END IF;
-        RAISE EXCEPTION 'hiding an index of a time-series collection is not supported yet'
-            USING ERRCODE = '0A000';
+        IF result->'index' ? 'hidden' THEN
+            PERFORM tscoll._set_index_hidden(c, i, (result->'index'->>'hidden')::boolean);
+        END IF;
     END IF;
     o := result->'options';
     UPDATE tscoll.collections

@@ -1,6 +1,8 @@
 #include "core/value.hpp"
 
+#include "core/date.hpp"
 #include "core/number.hpp"
+#include "core/objectid.hpp"
 
 namespace tscoll {
 
@@ -41,6 +43,79 @@ std::optional<int64_t> Value::as_exact_int64() const {
     if (!is(Kind::Number))
         return std::nullopt;
     return exact_int64(as_number().text);
+}
+
+namespace {
+
+void append_json_string(std::string &out, const std::string &s) {
+    static const char hex[] = "0123456789abcdef";
+    out += '"';
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    out += '"';
+}
+
+void append_json(std::string &out, const Value &v) {
+    switch (v.kind()) {
+        case Value::Kind::Null:
+            out += "null";
+            break;
+        case Value::Kind::Bool:
+            out += v.as_bool() ? "true" : "false";
+            break;
+        case Value::Kind::Number:
+            out += v.as_number().text;
+            break;
+        case Value::Kind::String:
+            append_json_string(out, v.as_string());
+            break;
+        case Value::Kind::Array:
+            out += '[';
+            for (size_t i = 0; i < v.as_array().size(); i++) {
+                if (i > 0)
+                    out += ", ";
+                append_json(out, v.as_array()[i]);
+            }
+            out += ']';
+            break;
+        case Value::Kind::Object:
+            out += '{';
+            for (size_t i = 0; i < v.as_object().size(); i++) {
+                if (i > 0)
+                    out += ", ";
+                append_json_string(out, v.as_object()[i].key);
+                out += ": ";
+                append_json(out, v.as_object()[i].value);
+            }
+            out += '}';
+            break;
+        case Value::Kind::Date:
+            out += "{\"$date\": ";
+            append_json_string(out, format_canonical_date(v.as_date()));
+            out += '}';
+            break;
+        case Value::Kind::ObjectId:
+            append_json_string(out, v.as_objectid().to_hex());
+            break;
+    }
+}
+
+}  // namespace
+
+std::string to_json_text(const Value &v) {
+    std::string out;
+    append_json(out, v);
+    return out;
 }
 
 }  // namespace tscoll

@@ -80,4 +80,8 @@ struct Member {
     Value value;
 };
 
+// The value as JSON text (dates as {"$date": "<canonical>"}, ObjectIds as
+// their hex string), e.g. for a literal in generated SQL.
+std::string to_json_text(const Value &v);
+
 }  // namespace tscoll
