@@ -815,6 +815,62 @@ $$;
 COMMENT ON FUNCTION tscoll.coll_mod(regclass, jsonb) IS
     'MongoDB''s collMod: granularity and span only grow, expireAfterSeconds; returns the new options';
 
+------------------------------------------------------------------------------
+-- Expiry (SPEC §9). A bucket is deleted whole once
+-- control.min.<time> <= now - expireAfterSeconds - bucketMaxSpanSeconds: by
+-- then every measurement in it has expired. The collection's current span is
+-- used, which after a span increase only keeps buckets longer.
+------------------------------------------------------------------------------
+
+-- Deletes a collection's expired buckets (those matching predicate, when
+-- given); returns how many.
+CREATE FUNCTION tscoll._expire(c tscoll.collections, now timestamptz, expire_after_seconds bigint,
+                               predicate text) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    seconds numeric := expire_after_seconds::numeric + c.bucket_max_span_seconds;
+    deleted bigint;
+BEGIN
+    -- Beyond the range of timestamptz nothing can have expired.
+    IF seconds > 200000000000 THEN
+        RETURN 0;
+    END IF;
+    EXECUTE format('DELETE FROM %s WHERE min_time <= $1%s', c.bucket_table,
+                   coalesce(' AND (' || predicate || ')', ''))
+      USING now - make_interval(secs => seconds::double precision);
+    GET DIAGNOSTICS deleted = ROW_COUNT;
+    RETURN deleted;
+END
+$$;
+
+CREATE FUNCTION tscoll.run_ttl_pass(now timestamptz DEFAULT now()) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections;
+    i tscoll.indexes;
+    total bigint := 0;
+BEGIN
+    FOR c IN SELECT * FROM tscoll.collections ORDER BY view::text LOOP
+        -- only the caller's own collections (every one, for a superuser)
+        CONTINUE WHEN NOT coalesce(tscoll._owns(c.view), false);
+        IF c.expire_after_seconds IS NOT NULL THEN
+            total := total + tscoll._expire(c, now, c.expire_after_seconds, NULL);
+        END IF;
+        FOR i IN SELECT * FROM tscoll.indexes x
+                  WHERE x.collection = c.view AND x.options ? 'expireAfterSeconds' LOOP
+            total := total + tscoll._expire(c, now, (i.options->>'expireAfterSeconds')::bigint,
+                tscoll._translate_index(tscoll._key_pairs(i.keys), i.options,
+                                        c.time_field, c.meta_field)->>'predicate');
+        END LOOP;
+    END LOOP;
+    RETURN total;
+END
+$$;
+COMMENT ON FUNCTION tscoll.run_ttl_pass(timestamptz) IS
+    'one TTL pass over the caller''s collections in this database: the number of buckets deleted';
+
 -- The bucket catalog forgets a dropped collection (its counters too).
 CREATE FUNCTION tscoll._forget_bucket_table(bucket_table oid) RETURNS void
     AS 'MODULE_PATHNAME', 'tscoll_forget_bucket_table' LANGUAGE C STRICT;
