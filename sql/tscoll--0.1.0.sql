@@ -825,26 +825,35 @@ COMMENT ON FUNCTION tscoll.coll_mod(regclass, jsonb) IS
 -- Deletes a collection's expired buckets (those matching predicate, when
 -- given); returns how many.
 CREATE FUNCTION tscoll._expire(c tscoll.collections, now timestamptz, expire_after_seconds bigint,
-                               predicate text) RETURNS bigint
+                               predicate text, batch_size integer DEFAULT NULL) RETURNS bigint
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
     seconds numeric := expire_after_seconds::numeric + c.bucket_max_span_seconds;
+    expired text := 'min_time <= $1' || coalesce(' AND (' || predicate || ')', '');
     deleted bigint;
 BEGIN
     -- Beyond the range of timestamptz nothing can have expired.
     IF seconds > 200000000000 THEN
         RETURN 0;
     END IF;
-    EXECUTE format('DELETE FROM %s WHERE min_time <= $1%s', c.bucket_table,
-                   coalesce(' AND (' || predicate || ')', ''))
-      USING now - make_interval(secs => seconds::double precision);
+    IF batch_size IS NULL THEN
+        EXECUTE format('DELETE FROM %s WHERE %s', c.bucket_table, expired)
+          USING now - make_interval(secs => seconds::double precision);
+    ELSE
+        EXECUTE format('DELETE FROM %1$s WHERE _id IN (SELECT _id FROM %1$s WHERE %2$s LIMIT %3$s)',
+                       c.bucket_table, expired, batch_size)
+          USING now - make_interval(secs => seconds::double precision);
+    END IF;
     GET DIAGNOSTICS deleted = ROW_COUNT;
     RETURN deleted;
 END
 $$;
 
-CREATE FUNCTION tscoll.run_ttl_pass(now timestamptz DEFAULT now()) RETURNS bigint
+-- One collection's expiry rules, at most batch_size buckets per rule (the
+-- TTL monitor calls it until it returns 0, each call its own transaction).
+CREATE FUNCTION tscoll._expire_collection(collection regclass, now timestamptz,
+                                          batch_size integer DEFAULT NULL) RETURNS bigint
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
@@ -852,21 +861,41 @@ DECLARE
     i tscoll.indexes;
     total bigint := 0;
 BEGIN
-    FOR c IN SELECT * FROM tscoll.collections ORDER BY view::text LOOP
-        -- only the caller's own collections (every one, for a superuser)
-        CONTINUE WHEN NOT coalesce(tscoll._owns(c.view), false);
-        IF c.expire_after_seconds IS NOT NULL THEN
-            total := total + tscoll._expire(c, now, c.expire_after_seconds, NULL);
-        END IF;
-        FOR i IN SELECT * FROM tscoll.indexes x
-                  WHERE x.collection = c.view AND x.options ? 'expireAfterSeconds' LOOP
-            total := total + tscoll._expire(c, now, (i.options->>'expireAfterSeconds')::bigint,
-                tscoll._translate_index(tscoll._key_pairs(i.keys), i.options,
-                                        c.time_field, c.meta_field)->>'predicate');
-        END LOOP;
+    SELECT * INTO c FROM tscoll.collections WHERE view = collection;
+    IF NOT FOUND THEN
+        RETURN 0;
+    END IF;
+    IF c.expire_after_seconds IS NOT NULL THEN
+        total := total + tscoll._expire(c, now, c.expire_after_seconds, NULL, batch_size);
+    END IF;
+    FOR i IN SELECT * FROM tscoll.indexes x
+              WHERE x.collection = c.view AND x.options ? 'expireAfterSeconds' LOOP
+        total := total + tscoll._expire(c, now, (i.options->>'expireAfterSeconds')::bigint,
+            tscoll._translate_index(tscoll._key_pairs(i.keys), i.options,
+                                    c.time_field, c.meta_field)->>'predicate', batch_size);
     END LOOP;
     RETURN total;
 END
+$$;
+
+-- The collections with any expiry rule.
+CREATE FUNCTION tscoll._expiring_collections() RETURNS SETOF regclass
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT c.view FROM tscoll.collections c
+ WHERE c.expire_after_seconds IS NOT NULL
+    OR EXISTS (SELECT FROM tscoll.indexes i
+                WHERE i.collection = c.view AND i.options ? 'expireAfterSeconds')
+ ORDER BY c.view::text
+$$;
+
+CREATE FUNCTION tscoll.run_ttl_pass(now timestamptz DEFAULT now()) RETURNS bigint
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS
+$$
+-- only the caller's own collections (every one, for a superuser)
+SELECT coalesce(sum(tscoll._expire_collection(v, now)), 0)::bigint
+  FROM tscoll._expiring_collections() v
+ WHERE coalesce(tscoll._owns(v), false)
 $$;
 COMMENT ON FUNCTION tscoll.run_ttl_pass(timestamptz) IS
     'one TTL pass over the caller''s collections in this database: the number of buckets deleted';
