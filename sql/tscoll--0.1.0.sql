@@ -897,6 +897,13 @@ SELECT coalesce(sum(tscoll._expire_collection(v, now)), 0)::bigint
   FROM tscoll._expiring_collections() v
  WHERE coalesce(tscoll._owns(v), false)
 $$;
+CREATE FUNCTION tscoll.ttl_status()
+    RETURNS TABLE (database name, last_pass_start timestamptz, last_pass_end timestamptz,
+                   buckets_deleted bigint, errors bigint, last_error text)
+    AS 'MODULE_PATHNAME', 'tscoll_ttl_status' LANGUAGE C STRICT;
+COMMENT ON FUNCTION tscoll.ttl_status() IS
+    'the TTL monitor''s last pass in each database: when, buckets deleted, errors';
+
 COMMENT ON FUNCTION tscoll.run_ttl_pass(timestamptz) IS
     'one TTL pass over the caller''s collections in this database: the number of buckets deleted';
 

@@ -12,6 +12,7 @@ void _PG_init(void);
 #include "pg/guard.hpp"
 #include "pg/insert.hpp"
 #include "pg/settings.hpp"
+#include "pg/ttl_monitor.hpp"
 
 namespace {
 
@@ -23,8 +24,10 @@ bool loaded_at_server_start = false;
 void _PG_init(void) {
     loaded_at_server_start = process_shared_preload_libraries_in_progress;
     tscoll::pg::define_settings();
-    if (loaded_at_server_start)
+    if (loaded_at_server_start) {
         tscoll::pg::catalog::request_shared_memory();
+        tscoll::pg::register_ttl_monitor();
+    }
     tscoll::pg::catalog::register_transaction_callbacks();
     tscoll::pg::register_insert_callbacks();
 }

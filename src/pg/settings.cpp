@@ -13,6 +13,9 @@ int bucket_max_size = 128000;
 int bucket_min_count = 10;
 int max_measurement_size = 4 * 1024 * 1024;
 int catalog_memory_limit_kb = 64 * 1024;
+bool ttl_monitor_enabled = true;
+int ttl_monitor_sleep_secs = 60;
+int ttl_batch_size = 1000;
 
 void define_settings() {
     DefineCustomIntVariable("tscoll.bucket_max_count",
@@ -41,6 +44,17 @@ void define_settings() {
                             process_shared_preload_libraries_in_progress ? PGC_POSTMASTER
                                                                          : PGC_SIGHUP,
                             GUC_UNIT_KB, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("tscoll.ttl_monitor_enabled",
+                             "Whether the TTL monitor deletes expired buckets.", nullptr,
+                             &ttl_monitor_enabled, true, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("tscoll.ttl_monitor_sleep_secs",
+                            "Seconds between two passes of the TTL monitor.", nullptr,
+                            &ttl_monitor_sleep_secs, 60, 1, 24 * 3600, PGC_SIGHUP, GUC_UNIT_S,
+                            nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("tscoll.ttl_batch_size",
+                            "Buckets the TTL monitor deletes per transaction.", nullptr,
+                            &ttl_batch_size, 1000, 1, 1000000, PGC_SIGHUP, 0, nullptr, nullptr,
+                            nullptr);
     MarkGUCPrefixReserved("tscoll");
 }
 

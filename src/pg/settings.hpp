@@ -8,6 +8,9 @@ extern int bucket_max_size;
 extern int bucket_min_count;
 extern int max_measurement_size;
 extern int catalog_memory_limit_kb;
+extern bool ttl_monitor_enabled;
+extern int ttl_monitor_sleep_secs;
+extern int ttl_batch_size;
 
 void define_settings();
 

@@ -1,0 +1,349 @@
+// The TTL monitor. Plain PostgreSQL C style throughout: worker mains use
+// PG_TRY and longjmp, so no C++ object with a destructor lives here.
+#include "pg/ttl_monitor.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_type_d.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+PGDLLEXPORT void tscoll_ttl_launcher_main(Datum);
+PGDLLEXPORT void tscoll_ttl_database_main(Datum);
+}
+
+#include "pg/guard.hpp"
+#include "pg/settings.hpp"
+
+namespace {
+
+constexpr int kMaxDatabases = 64;
+
+struct DatabaseStatus {
+    Oid db;
+    TimestampTz pass_start;
+    TimestampTz pass_end;
+    int64 buckets_deleted;  // in the last pass
+    int64 errors;           // in the last pass
+    char last_error[256];
+};
+
+struct TtlShared {
+    LWLock *lock;
+    DatabaseStatus databases[kMaxDatabases];
+};
+
+TtlShared *shared = nullptr;
+shmem_request_hook_type prev_shmem_request = nullptr;
+shmem_startup_hook_type prev_shmem_startup = nullptr;
+
+void ttl_shmem_request() {
+    if (prev_shmem_request)
+        prev_shmem_request();
+    RequestAddinShmemSpace(MAXALIGN(sizeof(TtlShared)));
+    RequestNamedLWLockTranche("tscoll_ttl", 1);
+}
+
+void ttl_shmem_startup() {
+    if (prev_shmem_startup)
+        prev_shmem_startup();
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    bool found = false;
+    shared = static_cast<TtlShared *>(ShmemInitStruct("tscoll ttl", sizeof(TtlShared), &found));
+    if (!found) {
+        memset(shared, 0, sizeof(TtlShared));
+        shared->lock = &GetNamedLWLockTranche("tscoll_ttl")->lock;
+    }
+    LWLockRelease(AddinShmemInitLock);
+}
+
+// The status slot of a database (a free one, or the oldest, when new).
+DatabaseStatus *status_slot(Oid db) {
+    DatabaseStatus *oldest = &shared->databases[0];
+    for (DatabaseStatus &s : shared->databases) {
+        if (s.db == db)
+            return &s;
+        if (s.db == InvalidOid || s.pass_end < oldest->pass_end)
+            oldest = &s;
+    }
+    memset(oldest, 0, sizeof(*oldest));
+    oldest->db = db;
+    return oldest;
+}
+
+// Databases that accept connections (templates excluded).
+List *database_list() {
+    List *dbs = NIL;
+    StartTransactionCommand();
+    Relation rel = table_open(DatabaseRelationId, AccessShareLock);
+    TableScanDesc scan = table_beginscan_catalog(rel, 0, nullptr);
+    HeapTuple tuple;
+    while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+        auto *db = reinterpret_cast<Form_pg_database>(GETSTRUCT(tuple));
+        if (db->datallowconn && !db->datistemplate) {
+            MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+            dbs = lappend_oid(dbs, db->oid);
+            MemoryContextSwitchTo(old);
+        }
+    }
+    table_endscan(scan);
+    table_close(rel, AccessShareLock);
+    CommitTransactionCommand();
+    return dbs;
+}
+
+// Starts the worker of one database and waits for its pass to end.
+void run_database_pass(Oid db) {
+    BackgroundWorker worker;
+    memset(&worker, 0, sizeof(worker));
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+    worker.bgw_restart_time = BGW_NEVER_RESTART;
+    snprintf(worker.bgw_library_name, BGW_MAXLEN, "tscoll");
+    snprintf(worker.bgw_function_name, BGW_MAXLEN, "tscoll_ttl_database_main");
+    snprintf(worker.bgw_name, BGW_MAXLEN, "tscoll TTL worker for database %u", db);
+    snprintf(worker.bgw_type, BGW_MAXLEN, "tscoll TTL worker");
+    worker.bgw_main_arg = ObjectIdGetDatum(db);
+    worker.bgw_notify_pid = MyProcPid;
+    BackgroundWorkerHandle *handle = nullptr;
+    if (!RegisterDynamicBackgroundWorker(&worker, &handle)) {
+        ereport(LOG, (errmsg("tscoll TTL monitor: no background worker slot for database %u", db),
+                      errhint("Raise max_worker_processes.")));
+        return;
+    }
+    pid_t pid;
+    if (WaitForBackgroundWorkerStartup(handle, &pid) == BGWH_STARTED)
+        WaitForBackgroundWorkerShutdown(handle);
+    pfree(handle);
+}
+
+// Runs one statement returning one bigint, in its own transaction.
+int64 run_in_transaction(const char *query, int nargs, Oid *types, Datum *values) {
+    int64 result = 0;
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    SPI_connect();
+    if (SPI_execute_with_args(query, nargs, types, values, nullptr, false, 0) == SPI_OK_SELECT &&
+        SPI_processed == 1) {
+        bool isnull = false;
+        Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        result = isnull ? 0 : DatumGetInt64(d);
+    }
+    SPI_finish();
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    return result;
+}
+
+// The oids of the collections with an expiry rule; empty without tscoll.
+// Also copies the database's name (catalogs are read in transactions only).
+List *expiring_collections(char *db_name) {
+    List *views = NIL;
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    strlcpy(db_name, get_database_name(MyDatabaseId), NAMEDATALEN);
+    if (OidIsValid(get_extension_oid("tscoll", true))) {
+        SPI_connect();
+        if (SPI_execute("SELECT v::oid FROM tscoll._expiring_collections() v", true, 0) ==
+            SPI_OK_SELECT) {
+            for (uint64 i = 0; i < SPI_processed; i++) {
+                bool isnull = false;
+                Datum d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+                MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+                views = lappend_oid(views, DatumGetObjectId(d));
+                MemoryContextSwitchTo(old);
+            }
+        }
+        SPI_finish();
+    }
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    return views;
+}
+
+// Expires one collection batch by batch; returns buckets deleted. An error
+// is logged and recorded, and ends this collection's turn only.
+int64 expire_collection(Oid view, TimestampTz now, int64 *errors, char *last_error) {
+    volatile int64 total = 0;
+    Oid types[] = {OIDOID, TIMESTAMPTZOID, INT4OID};
+    Datum values[] = {ObjectIdGetDatum(view), TimestampTzGetDatum(now),
+                      Int32GetDatum(tscoll::pg::ttl_batch_size)};
+    MemoryContext context = CurrentMemoryContext;
+    for (;;) {
+        volatile int64 deleted = 0;
+        PG_TRY();
+        {
+            deleted = run_in_transaction(
+                "SELECT tscoll._expire_collection($1::regclass, $2, $3)", 3, types, values);
+        }
+        PG_CATCH();
+        {
+            MemoryContextSwitchTo(context);
+            ErrorData *error = CopyErrorData();
+            FlushErrorState();
+            AbortCurrentTransaction();
+            ereport(LOG, (errmsg("tscoll TTL monitor: expiring collection %u failed: %s", view,
+                                 error->message)));
+            (*errors)++;
+            strlcpy(last_error, error->message, sizeof(DatabaseStatus::last_error));
+            FreeErrorData(error);
+            return total;
+        }
+        PG_END_TRY();
+        total += deleted;
+        if (deleted == 0)
+            return total;
+        CHECK_FOR_INTERRUPTS();
+    }
+}
+
+}  // namespace
+
+// The worker of one database: one pass, then exit.
+void tscoll_ttl_database_main(Datum arg) {
+    Oid db = DatumGetObjectId(arg);
+    pqsignal(SIGTERM, die);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnectionByOid(db, InvalidOid, 0);
+    pgstat_report_appname("tscoll TTL worker");
+    TimestampTz start = GetCurrentTimestamp();
+    int64 deleted = 0, errors = 0;
+    char last_error[sizeof(DatabaseStatus::last_error)] = "";
+    char db_name[NAMEDATALEN] = "";
+    List *volatile views = NIL;
+    MemoryContext context = CurrentMemoryContext;
+    PG_TRY();
+    { views = expiring_collections(db_name); }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(context);
+        ErrorData *error = CopyErrorData();
+        FlushErrorState();
+        AbortCurrentTransaction();
+        ereport(LOG, (errmsg("tscoll TTL monitor: reading the collections of database %u failed: %s",
+                             db, error->message)));
+        errors++;
+        strlcpy(last_error, error->message, sizeof(last_error));
+    }
+    PG_END_TRY();
+    ListCell *cell;
+    foreach (cell, views)
+        deleted += expire_collection(lfirst_oid(cell), start, &errors, last_error);
+    if (deleted > 0)
+        ereport(LOG, (errmsg("tscoll TTL monitor: deleted %lld expired buckets in database \"%s\"",
+                             static_cast<long long>(deleted), db_name)));
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    DatabaseStatus *s = status_slot(db);
+    s->pass_start = start;
+    s->pass_end = GetCurrentTimestamp();
+    s->buckets_deleted = deleted;
+    s->errors = errors;
+    strlcpy(s->last_error, last_error, sizeof(s->last_error));
+    LWLockRelease(shared->lock);
+    proc_exit(0);
+}
+
+// The launcher: a pass over every database, then sleep.
+void tscoll_ttl_launcher_main(Datum) {
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    pqsignal(SIGTERM, die);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+    pgstat_report_appname("tscoll TTL monitor");
+    for (;;) {
+        if (tscoll::pg::ttl_monitor_enabled) {
+            List *dbs = database_list();
+            ListCell *cell;
+            foreach (cell, dbs) {
+                CHECK_FOR_INTERRUPTS();
+                run_database_pass(lfirst_oid(cell));
+            }
+            list_free(dbs);
+        }
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                        tscoll::pg::ttl_monitor_sleep_secs * 1000L, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+    }
+}
+
+// tscoll.ttl_status() RETURNS TABLE (database name, last_pass_start
+// timestamptz, last_pass_end timestamptz, buckets_deleted bigint, errors
+// bigint, last_error text): one row per database the monitor has visited.
+TSCOLL_FUNCTION(tscoll_ttl_status) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    tscoll::pg::pg_call([&] {
+        InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+        if (shared == nullptr)
+            return;
+        DatabaseStatus copy[kMaxDatabases];
+        LWLockAcquire(shared->lock, LW_SHARED);
+        memcpy(copy, shared->databases, sizeof(copy));
+        LWLockRelease(shared->lock);
+        for (const DatabaseStatus &s : copy) {
+            if (s.db == InvalidOid)
+                continue;
+            char *name = get_database_name(s.db);
+            if (name == nullptr)
+                continue;
+            Datum values[6] = {CStringGetDatum(name), TimestampTzGetDatum(s.pass_start),
+                               TimestampTzGetDatum(s.pass_end), Int64GetDatum(s.buckets_deleted),
+                               Int64GetDatum(s.errors), CStringGetTextDatum(s.last_error)};
+            NameData db_name;
+            namestrcpy(&db_name, name);
+            values[0] = NameGetDatum(&db_name);
+            bool nulls[6] = {false, false, false, false, false, s.last_error[0] == '\0'};
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        }
+    });
+    return PointerGetDatum(nullptr);
+}
+
+namespace tscoll::pg {
+
+void register_ttl_monitor() {
+    prev_shmem_request = shmem_request_hook;
+    shmem_request_hook = ttl_shmem_request;
+    prev_shmem_startup = shmem_startup_hook;
+    shmem_startup_hook = ttl_shmem_startup;
+    BackgroundWorker worker;
+    memset(&worker, 0, sizeof(worker));
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+    worker.bgw_restart_time = 10;
+    snprintf(worker.bgw_library_name, BGW_MAXLEN, "tscoll");
+    snprintf(worker.bgw_function_name, BGW_MAXLEN, "tscoll_ttl_launcher_main");
+    snprintf(worker.bgw_name, BGW_MAXLEN, "tscoll TTL monitor");
+    snprintf(worker.bgw_type, BGW_MAXLEN, "tscoll TTL monitor");
+    RegisterBackgroundWorker(&worker);
+}
+
+}  // namespace tscoll::pg

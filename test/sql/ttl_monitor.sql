@@ -1,0 +1,38 @@
+-- The TTL monitor (SPEC §9) finds this database on its own and deletes its
+-- expired buckets. The test instance starts with the monitor off.
+\i test/setup.psql
+SELECT tscoll.create_collection('expiring', 't', 'm', expire_after_seconds => 60);
+SELECT tscoll.create_collection('keeping', 't', 'm');
+INSERT INTO expiring (t, m, doc) VALUES ('2020-01-01 00:00:00+00', '1', '{}'),
+                                        ('2020-01-01 00:00:00+00', '2', '{}'),
+                                        (now(), '1', '{}');
+INSERT INTO keeping (t, m, doc) VALUES ('2020-01-01 00:00:00+00', '1', '{}');
+ALTER SYSTEM SET tscoll.ttl_monitor_enabled = on;
+ALTER SYSTEM SET tscoll.ttl_monitor_sleep_secs = 1;
+ALTER SYSTEM SET tscoll.ttl_batch_size = 1;
+SELECT pg_reload_conf();
+-- wait (at most 60 s) for the two expired buckets to go
+DO $$
+BEGIN
+    FOR i IN 1..300 LOOP
+        EXIT WHEN (SELECT count(*) FROM expiring) = 1;
+        PERFORM pg_sleep(0.2);
+    END LOOP;
+END $$;
+SELECT count(*) AS left_in_expiring FROM expiring;
+SELECT count(*) AS left_in_keeping FROM keeping;
+-- its pass over this database is recorded, without errors
+DO $$
+BEGIN
+    FOR i IN 1..100 LOOP
+        EXIT WHEN EXISTS (SELECT FROM tscoll.ttl_status() WHERE database = current_database()
+                                                            AND last_pass_start > now());
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END $$;
+SELECT last_pass_end >= last_pass_start AS ended, errors, last_error
+  FROM tscoll.ttl_status() WHERE database = current_database();
+ALTER SYSTEM RESET tscoll.ttl_monitor_enabled;
+ALTER SYSTEM RESET tscoll.ttl_monitor_sleep_secs;
+ALTER SYSTEM RESET tscoll.ttl_batch_size;
+SELECT pg_reload_conf();
