@@ -32,6 +32,26 @@ BEGIN
 END $$;
 SELECT last_pass_end >= last_pass_start AS ended, errors, last_error
   FROM tscoll.ttl_status() WHERE database = current_database();
+-- A database created later, and an extension created in it later, are
+-- picked up; dropping that database is not blocked by the monitor.
+\set regress_db :DBNAME
+CREATE DATABASE tscoll_ttl_later;
+\c tscoll_ttl_later
+SET client_min_messages = warning;
+CREATE EXTENSION tscoll;
+RESET client_min_messages;
+SELECT tscoll.create_collection('later', 't', expire_after_seconds => 0);
+INSERT INTO later (t, doc) VALUES ('2020-01-01 00:00:00+00', '{}');
+DO $$
+BEGIN
+    FOR i IN 1..300 LOOP
+        EXIT WHEN (SELECT count(*) FROM later) = 0;
+        PERFORM pg_sleep(0.2);
+    END LOOP;
+END $$;
+SELECT count(*) AS left_in_later FROM later;
+\c :regress_db
+DROP DATABASE tscoll_ttl_later;
 ALTER SYSTEM RESET tscoll.ttl_monitor_enabled;
 ALTER SYSTEM RESET tscoll.ttl_monitor_sleep_secs;
 ALTER SYSTEM RESET tscoll.ttl_batch_size;
