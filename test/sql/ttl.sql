@@ -63,3 +63,21 @@ INSERT INTO c (t, m, doc) VALUES ('2024-06-01 00:00:00+00', '"a"', '{}');
 SELECT tscoll.run_ttl_pass('2024-06-01 02:00:00+00');
 INSERT INTO c (t, m, doc) VALUES ('2024-06-01 00:00:01+00', '"a"', '{}');
 SELECT count(*) AS buckets, sum((control->>'count')::int) AS measurements FROM "system.buckets.c";
+
+-- Times before 1970 and after 2038 and 2106 (the ObjectId's 32 bits wrap;
+-- expiry reads control.min, never the _id). The only collection now:
+SELECT tscoll.drop_collection('c');
+SELECT tscoll.drop_collection('p');
+SELECT tscoll.create_collection('far', 't', 'm', expire_after_seconds => 0);
+INSERT INTO far (t, m, doc) VALUES ('1969-12-31 23:00:00+00', '"pre1970"', '{}'),
+                                   ('2040-01-01 00:00:00+00', '"post2038"', '{}'),
+                                   ('2107-01-01 00:00:00+00', '"post2106"', '{}');
+SELECT meta, tscoll.objectid_time(_id), min_time FROM "system.buckets.far" ORDER BY min_time;
+-- each kept 1 ms before its limit (min + span), deleted at it
+SELECT tscoll.run_ttl_pass('1969-12-31 23:59:59.999+00') AS deleted;
+SELECT tscoll.run_ttl_pass('1970-01-01 00:00:00+00') AS deleted;
+SELECT tscoll.run_ttl_pass('2040-01-01 00:59:59.999+00') AS deleted;
+SELECT tscoll.run_ttl_pass('2040-01-01 01:00:00+00') AS deleted;
+SELECT tscoll.run_ttl_pass('2107-01-01 00:59:59.999+00') AS deleted;
+SELECT tscoll.run_ttl_pass('2107-01-01 01:00:00+00') AS deleted;
+SELECT count(*) FROM far;
