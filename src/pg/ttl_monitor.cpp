@@ -221,6 +221,13 @@ int64 expire_collection(Oid view, TimestampTz now, int64 *errors, char *last_err
     }
 }
 
+void apply_pending_reload() {
+    if (ConfigReloadPending) {
+        ConfigReloadPending = false;
+        ProcessConfigFile(PGC_SIGHUP);
+    }
+}
+
 }  // namespace
 
 // The worker of one database: one pass, then exit.
@@ -284,14 +291,14 @@ void tscoll_ttl_launcher_main(Datum) {
             }
             list_free(dbs);
         }
+        // Waiting for a worker consumes latch wake-ups, a reload's too: a
+        // pending reload is applied before choosing how long to sleep.
+        apply_pending_reload();
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
                         tscoll::pg::ttl_monitor_sleep_secs * 1000L, PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
-        if (ConfigReloadPending) {
-            ConfigReloadPending = false;
-            ProcessConfigFile(PGC_SIGHUP);
-        }
+        apply_pending_reload();
     }
 }
 

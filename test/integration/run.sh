@@ -3,14 +3,16 @@
 # insert ROWS_PER_CLIENT measurements, one per transaction, into 10 series
 # of one collection, in a temporary preloaded instance; then checks.sql
 # compares the collection with a plain table written in the same
-# transactions and checks every bucket against the limits. Prints
+# transactions and checks every bucket against the limits; then ttl.sh
+# checks the TTL monitor on the same instance. Prints
 # a TAP plan, then "ok <check>" or "not ok <check>" per check. Runs as the server user.
 #   run.sh <postgres bin dir> <work dir> [clients] [rows per client]
 set -euo pipefail
 BIN=$1 WORK=$2 CLIENTS=${3:-8} ROWS_PER_CLIENT=${4:-20000}
 HERE=$(cd "$(dirname "$0")" && pwd)
 DATA=$WORK/data
-echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql")))"
+TTL_CHECKS=4  # ttl.sh
+echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + TTL_CHECKS))"
 rm -rf "$DATA"
 mkdir -p "$WORK"
 "$BIN/initdb" -D "$DATA" -A trust -U postgres >"$WORK/initdb.log" 2>&1
@@ -45,3 +47,4 @@ grep -E '^(tps|latency average)' "$WORK/pgbench.log" | sed 's/^/# /'
         if [ "$holds" = t ]; then echo "ok $name"; else echo "not ok $name"; fi
     done
 "${PSQL[@]}" -At -c "SELECT '# ' || count(*) || ' buckets, ' || avg((control->>'count')::int)::int || ' measurements per bucket on average' FROM \"system.buckets.c\""
+"$HERE/ttl.sh" "$BIN" "$WORK"
