@@ -88,20 +88,21 @@ Value Bucket::control() const {
 namespace {
 
 [[noreturn]] void bad_row(const std::string &problem) {
-    throw Error(ErrorCode::BadValue, "invalid bucket row: " + problem,
-                {}, "Write measurements through the collection's view.");
+    throw Error(ErrorCode::BadValue, "invalid bucket row: " + problem, {},
+                "Write measurements through the collection's view.");
 }
 
 }  // namespace
 
-void check_bucket_row(const BucketData &data, const Value &control,
-                      const std::string &time_field, UnixMicros min_time, UnixMicros max_time) {
+void check_bucket_row(const BucketData &data, const Value &control, const std::string &time_field,
+                      UnixMicros min_time, UnixMicros max_time) {
     const Value *version = control.is(Value::Kind::Object) ? control.find("version") : nullptr;
     if (version == nullptr || version->as_exact_int64() != 1)
         bad_row("control.version must be 1");
     if (data.count() == 0)
         bad_row("data holds no measurement");
-    if (const Value *count = control.find("count"); count && count->as_exact_int64() != data.count())
+    if (const Value *count = control.find("count");
+        count && count->as_exact_int64() != data.count())
         bad_row("control.count is not the number of measurements in data");
     if (time_field.empty())
         return;

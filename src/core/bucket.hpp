@@ -82,7 +82,7 @@ class Bucket {
 // a date in the time field within [min_time, max_time]. The time checks are
 // skipped when time_field is empty (the collection is not known yet, as
 // during a restore). Throws Error(BadValue).
-void check_bucket_row(const BucketData &data, const Value &control,
-                      const std::string &time_field, UnixMicros min_time, UnixMicros max_time);
+void check_bucket_row(const BucketData &data, const Value &control, const std::string &time_field,
+                      UnixMicros min_time, UnixMicros max_time);
 
 }  // namespace tscoll

@@ -218,7 +218,8 @@ CollectionOptions from_flat_value(const Value &flat) {
     if (granularity != nullptr && !granularity->is(Value::Kind::Null))
         o.granularity = granularity_from_name(*string_option(flat, "granularity"));
     o.bucket_max_span_seconds = static_cast<int32_t>(*integer_option(flat, "bucketMaxSpanSeconds"));
-    o.bucket_rounding_seconds = static_cast<int32_t>(*integer_option(flat, "bucketRoundingSeconds"));
+    o.bucket_rounding_seconds =
+        static_cast<int32_t>(*integer_option(flat, "bucketRoundingSeconds"));
     const Value *expire = flat.find("expireAfterSeconds");
     if (expire != nullptr && !expire->is(Value::Kind::Null))
         o.expire_after_seconds = integer_option(flat, "expireAfterSeconds");
@@ -229,8 +230,8 @@ namespace {
 
 // {"granularity": g} (with, at most, g's own default span): only upward,
 // and from fixed bucketing only to a granularity that is not finer.
-bool change_granularity(CollectionOptions &o, const std::string &name,
-                        std::optional<int64_t> span, std::optional<int64_t> rounding) {
+bool change_granularity(CollectionOptions &o, const std::string &name, std::optional<int64_t> span,
+                        std::optional<int64_t> rounding) {
     std::optional<Granularity> g = granularity_from_name(name);
     if (!g)
         invalid("\"granularity\" must be one of \"seconds\", \"minutes\" or \"hours\", not " +
@@ -266,10 +267,9 @@ bool change_fixed_bucketing(CollectionOptions &o, std::optional<int64_t> span,
     if (*span != *rounding)
         invalid("\"bucketMaxSpanSeconds\" and \"bucketRoundingSeconds\" must be equal");
     if (*span < 1 || *span > kMaxBucketSpanSeconds)
-        throw Error(ErrorCode::BadValue, std::string(kPrefix) +
-                                             "\"bucketMaxSpanSeconds\" must be between 1 and " +
-                                             std::to_string(kMaxBucketSpanSeconds) + ", not " +
-                                             std::to_string(*span));
+        throw Error(ErrorCode::BadValue,
+                    std::string(kPrefix) + "\"bucketMaxSpanSeconds\" must be between 1 and " +
+                        std::to_string(kMaxBucketSpanSeconds) + ", not " + std::to_string(*span));
     if (*span < o.bucket_max_span_seconds || *rounding < o.bucket_rounding_seconds)
         invalid("\"bucketMaxSpanSeconds\" and \"bucketRoundingSeconds\" cannot decrease (now " +
                 std::to_string(o.bucket_max_span_seconds) + " and " +

@@ -38,8 +38,8 @@ std::optional<std::string> meta_path(const std::string &field,
         return std::nullopt;
     if (field == *meta_field)
         return "";
-    if (field.size() > meta_field->size() && field.compare(0, meta_field->size(), *meta_field) == 0 &&
-        field[meta_field->size()] == '.')
+    if (field.size() > meta_field->size() &&
+        field.compare(0, meta_field->size(), *meta_field) == 0 && field[meta_field->size()] == '.')
         return json_path(field.substr(meta_field->size() + 1));
     return std::nullopt;
 }
@@ -55,8 +55,9 @@ int direction_of(const IndexKey &key) {
 }
 
 std::string default_name_part(const IndexKey &key) {
-    return key.field + "_" + (key.direction.is(Value::Kind::Number) ? key.direction.as_number().text
-                                                                    : key.direction.as_string());
+    return key.field + "_" +
+           (key.direction.is(Value::Kind::Number) ? key.direction.as_number().text
+                                                  : key.direction.as_string());
 }
 
 void add_columns(IndexDefinition &def, const IndexKey &key, const std::string &time_field,
@@ -146,7 +147,8 @@ std::string filter_predicate(const Value &filter, const std::optional<std::strin
 void apply_options(IndexDefinition &def, const Value &options, const std::vector<IndexKey> &keys,
                    const std::string &time_field, const std::optional<std::string> &meta_field) {
     if (!options.is(Value::Kind::Object))
-        throw Error(ErrorCode::TypeMismatch, "invalid time-series index: options must be an object");
+        throw Error(ErrorCode::TypeMismatch,
+                    "invalid time-series index: options must be an object");
     for (const Member &m : options.as_object()) {
         if (m.key == "unique" && m.value.is(Value::Kind::Bool) && m.value.as_bool())
             unsupported("unique indexes");
@@ -158,7 +160,8 @@ void apply_options(IndexDefinition &def, const Value &options, const std::vector
         }
         if (m.key == "hidden") {
             if (!m.value.is(Value::Kind::Bool))
-                throw Error(ErrorCode::TypeMismatch, "invalid time-series index: \"hidden\" must be a boolean");
+                throw Error(ErrorCode::TypeMismatch,
+                            "invalid time-series index: \"hidden\" must be a boolean");
             def.hidden = m.value.as_bool();
         } else if (m.key == "partialFilterExpression") {
             def.predicate = filter_predicate(m.value, meta_field);
@@ -177,8 +180,9 @@ void apply_options(IndexDefinition &def, const Value &options, const std::vector
         if (keys.size() != 1 || keys[0].field != time_field)
             bad_spec("a TTL index must have the time field \"" + time_field + "\" as its only key");
         if (!def.predicate)
-            bad_spec("a TTL index on a time-series collection needs a partialFilterExpression on "
-                     "the meta field");
+            bad_spec(
+                "a TTL index on a time-series collection needs a partialFilterExpression on "
+                "the meta field");
     }
 }
 

@@ -135,8 +135,8 @@ void check_row(Relation table, TupleTableSlot *slot) {
         });
         if (id_null || control_null || data_null)
             throw tscoll::Error(tscoll::ErrorCode::BadValue,
-                                "invalid bucket row: _id, control and data must not be null",
-                                {}, "Write measurements through the collection's view.");
+                                "invalid bucket row: _id, control and data must not be null", {},
+                                "Write measurements through the collection's view.");
         const auto *bucket_id = reinterpret_cast<const tscoll::ObjectId *>(DatumGetPointer(id));
         tscoll::BucketData decoded = tscoll::pg::decode_bucket(
             *bucket_id, tscoll::pg::pg_call([&] { return DatumGetByteaPP(data); }));
@@ -176,8 +176,8 @@ TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, C
                        LockTupleMode *lockmode, bool *update_indexes) {
     check_row(table, slot);
     forget_series(table);
-    return heap()->tuple_update(table, otid, slot, cid, snapshot, crosscheck, wait, tmfd,
-                                lockmode, update_indexes);
+    return heap()->tuple_update(table, otid, slot, cid, snapshot, crosscheck, wait, tmfd, lockmode,
+                                update_indexes);
 }
 
 TM_Result tuple_delete(Relation table, ItemPointer tid, CommandId cid, Snapshot snapshot,
@@ -222,9 +222,9 @@ double index_build_range_scan(Relation table, Relation index, IndexInfo *index_i
     return tscoll::pg::guarded([&] {
         double tuples = 0;
         as_heap(table, [&] {
-            tuples = heap()->index_build_range_scan(
-                table, index, index_info, allow_sync, anyvisible, progress, start_block, num_blocks,
-                callback, callback_state, scan);
+            tuples = heap()->index_build_range_scan(table, index, index_info, allow_sync,
+                                                    anyvisible, progress, start_block, num_blocks,
+                                                    callback, callback_state, scan);
         });
         return tuples;
     });
@@ -233,10 +233,8 @@ double index_build_range_scan(Relation table, Relation index, IndexInfo *index_i
 void index_validate_scan(Relation table, Relation index, IndexInfo *index_info, Snapshot snapshot,
                          ValidateIndexState *state) {
     tscoll::pg::guarded([&] {
-        as_heap(table, [&] {
-            heap()->index_validate_scan(table, index, index_info, snapshot,
-                                                           state);
-        });
+        as_heap(table,
+                [&] { heap()->index_validate_scan(table, index, index_info, snapshot, state); });
     });
 }
 

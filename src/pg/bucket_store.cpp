@@ -141,11 +141,11 @@ CollectionInfo lookup_collection(Oid view) {
 void check_view_privilege(const CollectionInfo &info, AclMode mode) {
     pg_call([&] {
         if (pg_class_aclcheck(info.view, GetUserId(), mode) != ACLCHECK_OK)
-            ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                            errmsg("permission denied for view %s", info.view_name.c_str()),
-                            errhint("The collection's owner can GRANT %s ON %s.",
-                                    mode == ACL_SELECT ? "SELECT" : "INSERT",
-                                    info.view_name.c_str())));
+            ereport(ERROR,
+                    (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                     errmsg("permission denied for view %s", info.view_name.c_str()),
+                     errhint("The collection's owner can GRANT %s ON %s.",
+                             mode == ACL_SELECT ? "SELECT" : "INSERT", info.view_name.c_str())));
     });
 }
 

@@ -80,10 +80,10 @@ HASHCTL hash_info(size_t key_size, size_t entry_size) {
 void shmem_request() {
     if (prev_shmem_request)
         prev_shmem_request();
-    RequestAddinShmemSpace(add_size(
-        add_size(MAXALIGN(sizeof(SharedHeader)),
-                 hash_estimate_size(series_capacity(), sizeof(SeriesSlot))),
-        hash_estimate_size(kMaxCollections, sizeof(CollectionSlot))));
+    RequestAddinShmemSpace(
+        add_size(add_size(MAXALIGN(sizeof(SharedHeader)),
+                          hash_estimate_size(series_capacity(), sizeof(SeriesSlot))),
+                 hash_estimate_size(kMaxCollections, sizeof(CollectionSlot))));
     RequestNamedLWLockTranche(kTranche, 1);
 }
 
@@ -100,8 +100,8 @@ void shmem_startup() {
     series_table = ShmemInitHash("tscoll catalog series", series_capacity(), series_capacity(),
                                  &series_info, HASH_ELEM | HASH_BLOBS);
     HASHCTL collection_info = hash_info(sizeof(CollectionId), sizeof(CollectionSlot));
-    collection_table = ShmemInitHash("tscoll catalog collections", kMaxCollections,
-                                     kMaxCollections, &collection_info, HASH_ELEM | HASH_BLOBS);
+    collection_table = ShmemInitHash("tscoll catalog collections", kMaxCollections, kMaxCollections,
+                                     &collection_info, HASH_ELEM | HASH_BLOBS);
     lock = &GetNamedLWLockTranche(kTranche)->lock;
     LWLockRelease(AddinShmemInitLock);
 }
@@ -114,11 +114,11 @@ void ensure_tables() {
         MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
         header = static_cast<SharedHeader *>(palloc0(sizeof(SharedHeader)));
         HASHCTL series_info = hash_info(sizeof(SeriesId), sizeof(SeriesSlot));
-        series_table = hash_create("tscoll catalog series", 256, &series_info,
-                                   HASH_ELEM | HASH_BLOBS);
+        series_table =
+            hash_create("tscoll catalog series", 256, &series_info, HASH_ELEM | HASH_BLOBS);
         HASHCTL collection_info = hash_info(sizeof(CollectionId), sizeof(CollectionSlot));
-        collection_table = hash_create("tscoll catalog collections", 16, &collection_info,
-                                       HASH_ELEM | HASH_BLOBS);
+        collection_table =
+            hash_create("tscoll catalog collections", 16, &collection_info, HASH_ELEM | HASH_BLOBS);
         MemoryContextSwitchTo(old);
     });
 }

@@ -19,9 +19,10 @@ TSCOLL_FUNCTION(tscoll_translate_index) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
         throw tscoll::Error(tscoll::ErrorCode::BadValue, "invalid time-series index: no keys");
     Value pairs = tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(0));
-    Value options = PG_ARGISNULL(1) ? Value::object()
-                                    : tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(1));
-    std::string time_field = tscoll::pg::pg_call([&] { return text_to_cstring(PG_GETARG_TEXT_PP(2)); });
+    Value options =
+        PG_ARGISNULL(1) ? Value::object() : tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(1));
+    std::string time_field =
+        tscoll::pg::pg_call([&] { return text_to_cstring(PG_GETARG_TEXT_PP(2)); });
     std::optional<std::string> meta_field;
     if (!PG_ARGISNULL(3))
         meta_field = tscoll::pg::pg_call([&] { return text_to_cstring(PG_GETARG_TEXT_PP(3)); });

@@ -18,10 +18,9 @@ int ttl_monitor_sleep_secs = 60;
 int ttl_batch_size = 1000;
 
 void define_settings() {
-    DefineCustomIntVariable("tscoll.bucket_max_count",
-                            "Maximum number of measurements in a bucket.", nullptr,
-                            &bucket_max_count, 1000, 1, 1000000, PGC_SUSET, 0, nullptr, nullptr,
-                            nullptr);
+    DefineCustomIntVariable(
+        "tscoll.bucket_max_count", "Maximum number of measurements in a bucket.", nullptr,
+        &bucket_max_count, 1000, 1, 1000000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("tscoll.bucket_max_size",
                             "Maximum data size of a bucket, as the sum of its measurements' "
                             "BSON sizes.",
@@ -33,17 +32,17 @@ void define_settings() {
                             nullptr, &bucket_min_count, 10, 1, 1000, PGC_SUSET, 0, nullptr, nullptr,
                             nullptr);
     DefineCustomIntVariable("tscoll.max_measurement_size", "Maximum size of one measurement.",
-                            nullptr, &max_measurement_size, 4 * 1024 * 1024, 1024,
-                            16 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+                            nullptr, &max_measurement_size, 4 * 1024 * 1024, 1024, 16 * 1024 * 1024,
+                            PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
     // PostgreSQL allows server-start settings only while preloading; a
     // library loaded later keeps a per-session catalog and reads it on reload.
-    DefineCustomIntVariable("tscoll.catalog_memory_limit",
-                            "Memory above which the bucket catalog archives, then forgets, idle "
-                            "buckets.",
-                            nullptr, &catalog_memory_limit_kb, 64 * 1024, 1024, 64 * 1024 * 1024,
-                            process_shared_preload_libraries_in_progress ? PGC_POSTMASTER
-                                                                         : PGC_SIGHUP,
-                            GUC_UNIT_KB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "tscoll.catalog_memory_limit",
+        "Memory above which the bucket catalog archives, then forgets, idle "
+        "buckets.",
+        nullptr, &catalog_memory_limit_kb, 64 * 1024, 1024, 64 * 1024 * 1024,
+        process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, GUC_UNIT_KB,
+        nullptr, nullptr, nullptr);
     DefineCustomBoolVariable("tscoll.ttl_monitor_enabled",
                              "Whether the TTL monitor deletes expired buckets.", nullptr,
                              &ttl_monitor_enabled, true, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
@@ -51,10 +50,9 @@ void define_settings() {
                             "Seconds between two passes of the TTL monitor.", nullptr,
                             &ttl_monitor_sleep_secs, 60, 1, 24 * 3600, PGC_SIGHUP, GUC_UNIT_S,
                             nullptr, nullptr, nullptr);
-    DefineCustomIntVariable("tscoll.ttl_batch_size",
-                            "Buckets the TTL monitor deletes per transaction.", nullptr,
-                            &ttl_batch_size, 1000, 1, 1000000, PGC_SIGHUP, 0, nullptr, nullptr,
-                            nullptr);
+    DefineCustomIntVariable(
+        "tscoll.ttl_batch_size", "Buckets the TTL monitor deletes per transaction.", nullptr,
+        &ttl_batch_size, 1000, 1, 1000000, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("tscoll");
 }
 

@@ -40,8 +40,8 @@ TSCOLL_FUNCTION(tscoll_catalog_stats) {
 // tscoll._data_size(data bytea) RETURNS bigint
 TSCOLL_FUNCTION(tscoll_data_size) {
     bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(0); });
-    auto decoded = tscoll::BucketData::decode(
-        std::string_view(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data)));
+    auto decoded =
+        tscoll::BucketData::decode(std::string_view(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data)));
     PG_RETURN_INT64(static_cast<int64_t>(decoded.size()));
 }
 
@@ -53,7 +53,8 @@ TSCOLL_FUNCTION(tscoll_bucket_totals) {
     tscoll::pg::check_view_privilege(info, ACL_SELECT);
     std::string query =
         "SELECT count(*), coalesce(sum((control->>'count')::int8), 0)::int8, "
-        "       coalesce(sum(tscoll._data_size(data)), 0)::int8 FROM " + info.bucket_name;
+        "       coalesce(sum(tscoll._data_size(data)), 0)::int8 FROM " +
+        info.bucket_name;
     Datum values[3] = {0, 0, 0};
     bool nulls[3] = {false, false, false};
     tscoll::pg::OwnerSession owner(info);
@@ -61,7 +62,8 @@ TSCOLL_FUNCTION(tscoll_bucket_totals) {
         if (SPI_execute(query.c_str(), true, 1) != SPI_OK_SELECT || SPI_processed != 1)
             elog(ERROR, "counting the buckets of %s failed", info.bucket_name.c_str());
         for (int i = 0; i < 3; i++)
-            values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &nulls[i]);
+            values[i] =
+                SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &nulls[i]);
     });
     owner.finish();
     HeapTuple result = tscoll::pg::pg_call([&] {

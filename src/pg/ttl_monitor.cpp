@@ -197,8 +197,8 @@ int64 expire_collection(Oid view, TimestampTz now, int64 *errors, char *last_err
         volatile int64 deleted = 0;
         PG_TRY();
         {
-            deleted = run_in_transaction(
-                "SELECT tscoll._expire_collection($1::regclass, $2, $3)", 3, types, values);
+            deleted = run_in_transaction("SELECT tscoll._expire_collection($1::regclass, $2, $3)",
+                                         3, types, values);
         }
         PG_CATCH();
         {
@@ -251,8 +251,9 @@ void tscoll_ttl_database_main(Datum arg) {
         ErrorData *error = CopyErrorData();
         FlushErrorState();
         AbortCurrentTransaction();
-        ereport(LOG, (errmsg("tscoll TTL monitor: reading the collections of database %u failed: %s",
-                             db, error->message)));
+        ereport(LOG,
+                (errmsg("tscoll TTL monitor: reading the collections of database %u failed: %s", db,
+                        error->message)));
         errors++;
         strlcpy(last_error, error->message, sizeof(last_error));
     }
@@ -321,9 +322,9 @@ TSCOLL_FUNCTION(tscoll_ttl_status) {
             char *name = get_database_name(s.db);
             if (name == nullptr)
                 continue;
-            Datum values[6] = {CStringGetDatum(name), TimestampTzGetDatum(s.pass_start),
+            Datum values[6] = {CStringGetDatum(name),           TimestampTzGetDatum(s.pass_start),
                                TimestampTzGetDatum(s.pass_end), Int64GetDatum(s.buckets_deleted),
-                               Int64GetDatum(s.errors), CStringGetTextDatum(s.last_error)};
+                               Int64GetDatum(s.errors),         CStringGetTextDatum(s.last_error)};
             NameData db_name;
             namestrcpy(&db_name, name);
             values[0] = NameGetDatum(&db_name);

@@ -19,9 +19,9 @@ extern "C" {
 namespace {
 
 using tscoll::BucketData;
-using tscoll::pg::decode_bucket;
 using tscoll::Error;
 using tscoll::Value;
+using tscoll::pg::decode_bucket;
 
 // The time field is the canonical text; other dates stay {"$date": ...}.
 void render_time_field(Value &measurement, const std::string &time_field) {
@@ -50,8 +50,8 @@ TSCOLL_FUNCTION(tscoll_unpack) {
     std::optional<Value> meta;
     std::string meta_field;
     if (!PG_ARGISNULL(1) && !PG_ARGISNULL(4)) {
-        meta = tscoll::pg::jsonb_to_value(
-            tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(1); }));
+        meta =
+            tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(1); }));
         meta_field = text_arg(fcinfo, 4);
     }
     BucketData bucket = decode_bucket(*id, data);
@@ -67,9 +67,8 @@ TSCOLL_FUNCTION(tscoll_unpack) {
         if (meta)
             m.add(meta_field, *meta);
         values[1] = PointerGetDatum(tscoll::pg::value_to_jsonb(m));
-        tscoll::pg::pg_call([&] {
-            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-        });
+        tscoll::pg::pg_call(
+            [&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); });
     }
     return PointerGetDatum(nullptr);
 }
@@ -103,14 +102,15 @@ TSCOLL_FUNCTION(tscoll_read_buckets) {
     tscoll::pg::check_view_privilege(info, ACL_SELECT);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
-    std::string query = "SELECT b._id, b.meta, b.control, tscoll._data_json(b._id, b.data, $1) FROM " +
-                        info.bucket_name + " b ORDER BY b._id";
+    std::string query =
+        "SELECT b._id, b.meta, b.control, tscoll._data_json(b._id, b.data, $1) FROM " +
+        info.bucket_name + " b ORDER BY b._id";
     tscoll::pg::OwnerSession owner(info);
     tscoll::pg::pg_call([&] {
         Oid types[] = {TEXTOID};
         Datum values[] = {CStringGetTextDatum(info.time_field.c_str())};
-        Portal portal = SPI_cursor_open_with_args(nullptr, query.c_str(), 1, types, values,
-                                                  nullptr, true, 0);
+        Portal portal =
+            SPI_cursor_open_with_args(nullptr, query.c_str(), 1, types, values, nullptr, true, 0);
         for (SPI_cursor_fetch(portal, true, 1000); SPI_processed > 0;
              SPI_cursor_fetch(portal, true, 1000)) {
             for (uint64 i = 0; i < SPI_processed; i++)

@@ -251,18 +251,21 @@ TEST(CollMod, MongoSequence) {
 }
 
 TEST(CollMod, FromFixedBucketing) {
-    CollModSequence c{parse_create_options(ts(
-        {{"timeField", S("time")}, {"bucketMaxSpanSeconds", N(200)}, {"bucketRoundingSeconds", N(200)}}))};
+    CollModSequence c{parse_create_options(ts({{"timeField", S("time")},
+                                               {"bucketMaxSpanSeconds", N(200)},
+                                               {"bucketRoundingSeconds", N(200)}}))};
     c.works(ts({{"granularity", S("minutes")}}));
     EXPECT_EQ(c.options.granularity, Granularity::Minutes);
     EXPECT_EQ(c.options.bucket_rounding_seconds, 3600);
-    EXPECT_EQ(c.fails(ts({{"bucketMaxSpanSeconds", N(31536001)}, {"bucketRoundingSeconds", N(31536001)}})),
+    EXPECT_EQ(c.fails(ts(
+                  {{"bucketMaxSpanSeconds", N(31536001)}, {"bucketRoundingSeconds", N(31536001)}})),
               ErrorCode::BadValue);
     c.works(ts({{"bucketMaxSpanSeconds", N(31536000)}, {"bucketRoundingSeconds", N(31536000)}}));
     EXPECT_EQ(c.options.bucket_max_span_seconds, 31536000);
     // a granularity finer than the fixed bucketing
-    CollModSequence d{parse_create_options(ts(
-        {{"timeField", S("time")}, {"bucketMaxSpanSeconds", N(7200)}, {"bucketRoundingSeconds", N(7200)}}))};
+    CollModSequence d{parse_create_options(ts({{"timeField", S("time")},
+                                               {"bucketMaxSpanSeconds", N(7200)},
+                                               {"bucketRoundingSeconds", N(7200)}}))};
     EXPECT_EQ(d.fails(ts({{"granularity", S("seconds")}})), ErrorCode::InvalidOptions);
     EXPECT_EQ(d.fails(ts({{"granularity", S("minutes")}})), ErrorCode::InvalidOptions);
     d.works(ts({{"granularity", S("hours")}}));
@@ -281,13 +284,16 @@ TEST(CollMod, ExpiryAndIndexShapes) {
     EXPECT_EQ(c.fails(ts({{"granularity", N(1)}})), ErrorCode::TypeMismatch);
     EXPECT_EQ(c.fails(ts({{"granularity", S("days")}})), ErrorCode::InvalidOptions);
     EXPECT_EQ(c.fails(ts({{"timeField", S("t")}})), ErrorCode::InvalidOptions);
-    CollMod m = c.works(obj({{"index", obj({{"name", S("a_1")}, {"hidden", Value::boolean(true)}})}}));
+    CollMod m =
+        c.works(obj({{"index", obj({{"name", S("a_1")}, {"hidden", Value::boolean(true)}})}}));
     ASSERT_TRUE(m.index);
     EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")}})}})), ErrorCode::InvalidOptions);
-    EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")}, {"keyPattern", Value::object()},
+    EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")},
+                                          {"keyPattern", Value::object()},
                                           {"hidden", Value::boolean(true)}})}})),
               ErrorCode::InvalidOptions);
-    EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")}, {"prepareUnique", Value::boolean(true)}})}})),
+    EXPECT_EQ(c.fails(obj(
+                  {{"index", obj({{"name", S("a_1")}, {"prepareUnique", Value::boolean(true)}})}})),
               ErrorCode::InvalidOptions);
     EXPECT_EQ(c.fails(obj({{"index", obj({{"name", S("a_1")}, {"hidden", N(1)}})}})),
               ErrorCode::TypeMismatch);
@@ -298,8 +304,9 @@ TEST(CollMod, FlatRoundTrip) {
         ts({{"timeField", S("t")}, {"metaField", S("m")}, {"granularity", S("minutes")}},
            obj({{"expireAfterSeconds", N(10)}})));
     EXPECT_TRUE(from_flat_value(to_flat_value(o)) == o);
-    CollectionOptions fixed = parse_create_options(
-        ts({{"timeField", S("t")}, {"bucketMaxSpanSeconds", N(90)}, {"bucketRoundingSeconds", N(90)}}));
+    CollectionOptions fixed = parse_create_options(ts({{"timeField", S("t")},
+                                                       {"bucketMaxSpanSeconds", N(90)},
+                                                       {"bucketRoundingSeconds", N(90)}}));
     EXPECT_TRUE(from_flat_value(to_flat_value(fixed)) == fixed);
 }
 

@@ -71,35 +71,39 @@ TEST(IndexSpec, UnsupportedKinds) {
 }
 
 TEST(IndexSpec, Options) {
-    IndexDefinition d = translate({{"sensor", N(1)}},
-                                  obj({{"name", Value::string("by_sensor")},
-                                       {"hidden", Value::boolean(true)}}));
+    IndexDefinition d =
+        translate({{"sensor", N(1)}},
+                  obj({{"name", Value::string("by_sensor")}, {"hidden", Value::boolean(true)}}));
     EXPECT_EQ(d.name, "by_sensor");
     EXPECT_TRUE(d.hidden);
     EXPECT_EQ(to_json_text(d.options), "{\"hidden\": true}");
-    Value filter = obj({{"sensor.region", obj({{"$in", Value::array({Value::string("eu"),
-                                                                     Value::string("us")})}})},
-                        {"$and", Value::array({obj({{"sensor.id", obj({{"$gt", N(5)}, {"$lte", N(9)}})}}),
-                                               obj({{"sensor.x", obj({{"$exists", Value::boolean(false)}})}})})}});
+    Value filter = obj(
+        {{"sensor.region",
+          obj({{"$in", Value::array({Value::string("eu"), Value::string("us")})}})},
+         {"$and", Value::array({obj({{"sensor.id", obj({{"$gt", N(5)}, {"$lte", N(9)}})}}),
+                                obj({{"sensor.x", obj({{"$exists", Value::boolean(false)}})}})})}});
     d = translate({{"timestamp", N(1)}}, obj({{"partialFilterExpression", filter}}));
     EXPECT_EQ(*d.predicate,
               "((meta->'region') IN ('\"eu\"'::jsonb, '\"us\"'::jsonb)) AND "
               "(((meta->'id') > '5'::jsonb AND (meta->'id') <= '9'::jsonb) AND "
               "((meta->'x') IS NULL))");
-    d = translate({{"timestamp", N(1)}}, obj({{"partialFilterExpression", obj({{"sensor", Value::string("a")}})}}));
+    d = translate({{"timestamp", N(1)}},
+                  obj({{"partialFilterExpression", obj({{"sensor", Value::string("a")}})}}));
     EXPECT_EQ(*d.predicate, "((meta) = '\"a\"'::jsonb)");
+    EXPECT_EQ(
+        error_of({{"timestamp", N(1)}}, obj({{"partialFilterExpression", obj({{"temp", N(1)}})}})),
+        ErrorCode::BadValue);
     EXPECT_EQ(error_of({{"timestamp", N(1)}},
-                       obj({{"partialFilterExpression", obj({{"temp", N(1)}})}})),
-              ErrorCode::BadValue);
-    EXPECT_EQ(error_of({{"timestamp", N(1)}},
-                       obj({{"partialFilterExpression", obj({{"sensor", obj({{"$regex", Value::string("a")}})}})}})),
+                       obj({{"partialFilterExpression",
+                             obj({{"sensor", obj({{"$regex", Value::string("a")}})}})}})),
               ErrorCode::BadValue);
 }
 
 TEST(IndexSpec, PartialTtl) {
     Value filter = obj({{"sensor", Value::string("a")}});
-    IndexDefinition d = translate({{"timestamp", N(1)}},
-                                  obj({{"expireAfterSeconds", N(3600)}, {"partialFilterExpression", filter}}));
+    IndexDefinition d =
+        translate({{"timestamp", N(1)}},
+                  obj({{"expireAfterSeconds", N(3600)}, {"partialFilterExpression", filter}}));
     EXPECT_EQ(d.expire_after_seconds, 3600);
     // compound key, non-time key, no filter, a filter off the meta field
     EXPECT_EQ(error_of({{"timestamp", N(1)}, {"sensor", N(1)}},
@@ -110,10 +114,10 @@ TEST(IndexSpec, PartialTtl) {
               ErrorCode::BadValue);
     EXPECT_EQ(error_of({{"timestamp", N(1)}}, obj({{"expireAfterSeconds", N(1)}})),
               ErrorCode::BadValue);
-    EXPECT_EQ(error_of({{"timestamp", N(1)}},
-                       obj({{"expireAfterSeconds", N(1)},
-                            {"partialFilterExpression", obj({{"temp", N(1)}})}})),
-              ErrorCode::BadValue);
+    EXPECT_EQ(
+        error_of({{"timestamp", N(1)}}, obj({{"expireAfterSeconds", N(1)},
+                                             {"partialFilterExpression", obj({{"temp", N(1)}})}})),
+        ErrorCode::BadValue);
 }
 
 }  // namespace
