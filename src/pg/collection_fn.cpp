@@ -52,10 +52,12 @@ TSCOLL_FUNCTION(tscoll_validate_options) {
 // stored (flat) options and MongoDB collMod changes in;
 // {"options": <flat>, "bucketingChanged": bool, "index": <change> | null} out.
 TSCOLL_FUNCTION(tscoll_apply_coll_mod) {
-    tscoll::CollectionOptions current =
-        tscoll::from_flat_value(tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(0)));
+    // Detoasting can raise an error: done before any C++ object lives.
+    Jsonb *options = PG_GETARG_JSONB_P(0);
+    Jsonb *changes = PG_GETARG_JSONB_P(1);
     tscoll::CollMod mod =
-        tscoll::apply_coll_mod(current, tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(1)));
+        tscoll::apply_coll_mod(tscoll::from_flat_value(tscoll::pg::jsonb_to_value(options)),
+                               tscoll::pg::jsonb_to_value(changes));
     tscoll::Value result = tscoll::Value::object();
     result.add("options", tscoll::to_flat_value(mod.options));
     result.add("bucketingChanged", tscoll::Value::boolean(mod.bucketing_changed));

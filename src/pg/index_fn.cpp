@@ -18,17 +18,30 @@ using tscoll::Value;
 TSCOLL_FUNCTION(tscoll_translate_index) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
         throw tscoll::Error(tscoll::ErrorCode::BadValue, "invalid time-series index: no keys");
-    Value pairs = tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(0));
-    Value options =
-        PG_ARGISNULL(1) ? Value::object() : tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(1));
-    std::string time_field =
-        tscoll::pg::pg_call([&] { return text_to_cstring(PG_GETARG_TEXT_PP(2)); });
+    // Arguments are fetched (detoasted) before any C++ object lives.
+    Jsonb *pairs_arg = PG_GETARG_JSONB_P(0);
+    Jsonb *options_arg = PG_ARGISNULL(1) ? nullptr : PG_GETARG_JSONB_P(1);
+    char *time_arg = text_to_cstring(PG_GETARG_TEXT_PP(2));
+    char *meta_arg = PG_ARGISNULL(3) ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(3));
+    Value pairs = tscoll::pg::jsonb_to_value(pairs_arg);
+    Value options = options_arg ? tscoll::pg::jsonb_to_value(options_arg) : Value::object();
+    std::string time_field = time_arg;
     std::optional<std::string> meta_field;
-    if (!PG_ARGISNULL(3))
-        meta_field = tscoll::pg::pg_call([&] { return text_to_cstring(PG_GETARG_TEXT_PP(3)); });
+    if (meta_arg != nullptr)
+        meta_field = meta_arg;
+    auto is_pair = [](const Value &p) {
+        return p.is(Value::Kind::Array) && p.as_array().size() == 2 &&
+               p.as_array()[0].is(Value::Kind::String);
+    };
+    if (!pairs.is(Value::Kind::Array))
+        throw tscoll::Error(tscoll::ErrorCode::BadValue, "invalid time-series index: no keys");
     std::vector<tscoll::IndexKey> keys;
-    for (const Value &pair : pairs.as_array())
+    for (const Value &pair : pairs.as_array()) {
+        if (!is_pair(pair))
+            throw tscoll::Error(tscoll::ErrorCode::BadValue,
+                                "invalid time-series index: keys must be [key, direction] pairs");
         keys.push_back({pair.as_array()[0].as_string(), pair.as_array()[1]});
+    }
     tscoll::IndexDefinition def = tscoll::translate_index(keys, options, time_field, meta_field);
     Value result = Value::object();
     result.add("name", Value::string(def.name));
