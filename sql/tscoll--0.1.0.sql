@@ -221,6 +221,23 @@ CREATE FUNCTION tscoll._insert_measurement() RETURNS trigger
 CREATE FUNCTION tscoll._write_buckets() RETURNS trigger
     AS 'MODULE_PATHNAME', 'tscoll_write_buckets' LANGUAGE C;
 
+-- UPDATE and DELETE through a view are translated at parse analysis into
+-- statements on the bucket table (src/pg/modify.cpp). A general DELETE
+-- rewrites a partly matching bucket without the matching measurements
+-- (numbered from 1 in unpacking order); _placeholder marks where the
+-- translation puts the conditions and is never called.
+CREATE FUNCTION tscoll._remove_measurements(_id tscoll.objectid, min_time timestamptz,
+                                            stored bytea, positions bigint[], time_field text,
+                                            OUT control jsonb, OUT data bytea)
+    AS 'MODULE_PATHNAME', 'tscoll_remove_measurements' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._placeholder(integer) RETURNS boolean
+    LANGUAGE sql IMMUTABLE AS 'SELECT NULL::boolean';
+-- Called by the view's rules when a statement reached them untranslated
+-- (parsed before tscoll was loaded in the session). Immutable so that it
+-- raises while the statement is planned, whatever it would match.
+CREATE FUNCTION tscoll._untranslated(collection regclass, command text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
+
 ------------------------------------------------------------------------------
 -- Collections.
 ------------------------------------------------------------------------------
@@ -314,6 +331,12 @@ BEGIN
     EXECUTE pg_catalog.format(
         'CREATE TRIGGER write_buckets AFTER INSERT ON %s
            FOR EACH STATEMENT EXECUTE FUNCTION tscoll._write_buckets()', view);
+    EXECUTE pg_catalog.format(
+        'CREATE RULE untranslated_update AS ON UPDATE TO %s
+           DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''UPDATE'')', view, view);
+    EXECUTE pg_catalog.format(
+        'CREATE RULE untranslated_delete AS ON DELETE TO %s
+           DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''DELETE'')', view, view);
     EXECUTE pg_catalog.format(
         'COMMENT ON VIEW %s IS %L', view,
         pg_catalog.format('time-series collection (buckets in %s)', buckets));

@@ -85,6 +85,27 @@ Value Bucket::control() const {
     return control;
 }
 
+Bucket without_measurements(const ObjectId &id, UnixMicros min_time, const std::string &time_field,
+                            const BucketData &data, std::vector<uint32_t> positions) {
+    std::sort(positions.begin(), positions.end());
+    Bucket rest(id, min_time, time_field);
+    std::vector<Value> measurements = data.measurements();
+    for (uint32_t i = 0; i < measurements.size(); i++) {
+        if (std::binary_search(positions.begin(), positions.end(), i))
+            continue;
+        const Value *time = measurements[i].find(time_field);
+        if (time == nullptr || !time->is(Value::Kind::Date))
+            throw Error(ErrorCode::Corrupt, "bucket data is corrupt: a measurement has no time",
+                        "Bucket _id " + id.to_hex() + ".");
+        uint64_t size = bson_document_size(measurements[i]);
+        rest.append(Measurement{time->as_date(), std::move(measurements[i]), size});
+    }
+    if (rest.count() == 0)
+        throw Error(ErrorCode::BadValue, "a bucket cannot be left without measurements", {},
+                    "Delete the bucket instead.");
+    return rest;
+}
+
 namespace {
 
 [[noreturn]] void bad_row(const std::string &problem) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/bucket_data.hpp"
 #include "core/date.hpp"
@@ -75,6 +76,14 @@ class Bucket {
     Schema schema_;
     bool kept_open_for_large_ = false;
 };
+
+// The bucket `data` stored under (id, min_time) without the measurements
+// at `positions` (0-based, any order): control recomputed from the rest,
+// control.min.<time> kept at the bucket's start (SPEC §6). Throws
+// Error(BadValue) when no measurement would be left: an empty bucket is
+// deleted, never written.
+Bucket without_measurements(const ObjectId &id, UnixMicros min_time, const std::string &time_field,
+                            const BucketData &data, std::vector<uint32_t> positions);
 
 // Checks a bucket row written directly to the bucket table (SPEC §4.3):
 // control is {"version": 1, ...} with a count, if any, that matches the

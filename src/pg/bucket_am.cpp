@@ -19,7 +19,10 @@ extern "C" {
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
+#include "executor/executor.h"
 #include "utils/builtins.h"
+#include "utils/numeric.h"
+#include "utils/snapmgr.h"
 #include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
@@ -43,6 +46,8 @@ namespace {
 int trusted_writers = 0;
 }
 
+ModificationCount *counted_modification = nullptr;
+
 TrustedBucketWrites::TrustedBucketWrites() {
     trusted_writers++;
 }
@@ -59,6 +64,7 @@ void TrustedBucketWrites::reset() {
 
 namespace {
 
+using tscoll::pg::counted_modification;
 using tscoll::pg::trusted_writers;
 
 TableAmRoutine bucket_routine;
@@ -123,7 +129,7 @@ tscoll::UnixMicros time_column(TupleTableSlot *slot, int column) {
 
 // Refuses a row written directly that is not a valid bucket.
 void check_row(Relation table, TupleTableSlot *slot) {
-    if (trusted_writers > 0)
+    if (trusted_writers > 0 || counted_modification != nullptr)
         return;
     tscoll::pg::guarded([&] {
         bool id_null = false, control_null = false, data_null = false;
@@ -147,8 +153,9 @@ void check_row(Relation table, TupleTableSlot *slot) {
     });
 }
 
+// A translated statement has made the catalog forget before it started.
 void forget_series(Relation table) {
-    if (trusted_writers == 0)
+    if (trusted_writers == 0 && counted_modification == nullptr)
         tscoll::pg::guarded([&] { tscoll::pg::catalog::forget_series(RelationGetRelid(table)); });
 }
 
@@ -171,19 +178,60 @@ void multi_insert(Relation table, TupleTableSlot **slots, int nslots, CommandId 
     heap()->multi_insert(table, slots, nslots, cid, options, bistate);
 }
 
+// control.count of a bucket row (0 when absent: a row written before
+// control had a count is not counted).
+uint64 control_count(TupleTableSlot *slot) {
+    bool isnull = false;
+    Datum control = slot_getattr(slot, kControl, &isnull);
+    if (isnull)
+        return 0;
+    Jsonb *jsonb = DatumGetJsonbP(control);
+    JsonbValue key;
+    key.type = jbvString;
+    key.val.string.val = const_cast<char *>("count");
+    key.val.string.len = 5;
+    JsonbValue *count = findJsonbValueFromContainer(&jsonb->root, JB_FOBJECT, &key);
+    if (count == nullptr || count->type != jbvNumeric)
+        return 0;
+    return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(count->val.numeric)));
+}
+
+// control.count of the row version at `tid`.
+uint64 stored_count(Relation table, ItemPointer tid) {
+    TupleTableSlot *slot = table_slot_create(table, nullptr);
+    uint64 count = 0;
+    if (heap()->tuple_fetch_row_version(table, tid, SnapshotAny, slot))
+        count = control_count(slot);
+    ExecDropSingleTupleTableSlot(slot);
+    return count;
+}
+
 TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
                        Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
                        LockTupleMode *lockmode, bool *update_indexes) {
     check_row(table, slot);
     forget_series(table);
-    return heap()->tuple_update(table, otid, slot, cid, snapshot, crosscheck, wait, tmfd, lockmode,
-                                update_indexes);
+    tscoll::pg::ModificationCount *counted = counted_modification;
+    uint64 before = counted && counted->deleting ? stored_count(table, otid) : 0;
+    TM_Result result = heap()->tuple_update(table, otid, slot, cid, snapshot, crosscheck, wait,
+                                            tmfd, lockmode, update_indexes);
+    if (counted && result == TM_Ok) {
+        uint64 after = control_count(slot);
+        counted->measurements += counted->deleting ? (before > after ? before - after : 0) : after;
+    }
+    return result;
 }
 
 TM_Result tuple_delete(Relation table, ItemPointer tid, CommandId cid, Snapshot snapshot,
                        Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changing_part) {
     forget_series(table);
-    return heap()->tuple_delete(table, tid, cid, snapshot, crosscheck, wait, tmfd, changing_part);
+    tscoll::pg::ModificationCount *counted = counted_modification;
+    uint64 before = counted ? stored_count(table, tid) : 0;
+    TM_Result result =
+        heap()->tuple_delete(table, tid, cid, snapshot, crosscheck, wait, tmfd, changing_part);
+    if (counted && result == TM_Ok)
+        counted->measurements += before;
+    return result;
 }
 
 void relation_set_new_filenode(Relation table, const RelFileNode *node, char persistence,

@@ -20,4 +20,17 @@ class TrustedBucketWrites {
     static void reset();
 };
 
+// The measurements an UPDATE or DELETE through a collection's view affects
+// (pg/modify.cpp). While `counted_modification` points at one, the rows the
+// bucket tables receive come from the translated statement: they are
+// trusted, and each bucket updated or deleted adds its measurements:
+//   meta update: the bucket's count;
+//   delete:      the count of a deleted bucket, the drop in count of a
+//                rewritten one.
+struct ModificationCount {
+    bool deleting;
+    uint64 measurements;
+};
+extern ModificationCount *counted_modification;
+
 }  // namespace tscoll::pg

@@ -95,6 +95,14 @@ BucketData decode_bucket(const ObjectId &id, bytea *data) {
 }
 
 CollectionInfo lookup_collection(Oid view) {
+    std::optional<CollectionInfo> info = find_collection(view);
+    if (!info)
+        throw Error(ErrorCode::Internal, "relation is not a time-series collection",
+                    "Its tscoll.collections row is missing.");
+    return std::move(*info);
+}
+
+std::optional<CollectionInfo> find_collection(Oid view) {
     pg_call([] {
         if (SPI_connect() != SPI_OK_CONNECT)
             elog(ERROR, "SPI_connect failed");
@@ -117,9 +125,10 @@ CollectionInfo lookup_collection(Oid view) {
             elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
         return SPI_processed;
     });
-    if (rows != 1)
-        throw Error(ErrorCode::Internal, "relation is not a time-series collection",
-                    "Its tscoll.collections row is missing.");
+    if (rows != 1) {
+        pg_call([] { SPI_finish(); });
+        return std::nullopt;
+    }
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
     CollectionInfo info;
@@ -177,12 +186,15 @@ void BucketStore::finish() {
     owner_.finish();
 }
 
-std::optional<StoredBucket> BucketStore::load(const ObjectId &id) {
+std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
+    // The meta test: a concurrent UPDATE through the view may have moved
+    // the bucket to another series since the catalog learnt of it.
     std::string query = "SELECT min_time, data, coalesce(control->'closed' = 'true', false) FROM " +
-                        info_.bucket_name + " WHERE _id = $1 FOR UPDATE SKIP LOCKED";
-    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); })};
-    Datum values[] = {objectid_datum(id)};
-    if (run(query.c_str(), 1, types, values, nullptr, 1) != 1)
+                        info_.bucket_name + " WHERE _id = $1 AND " +
+                        (meta ? "meta = $2" : "meta IS NULL") + " FOR UPDATE SKIP LOCKED";
+    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID};
+    Datum values[] = {objectid_datum(id), PointerGetDatum(meta)};
+    if (run(query.c_str(), meta ? 2 : 1, types, values, nullptr, 1) != 1)
         return std::nullopt;
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;

@@ -35,6 +35,8 @@ struct CollectionInfo {
 
 // The collection whose view is `view`; throws when there is none.
 CollectionInfo lookup_collection(Oid view);
+// The same, nullopt when `view` is not a collection's view.
+std::optional<CollectionInfo> find_collection(Oid view);
 
 // Raises 42501 unless the current user holds `mode` on the collection's view.
 void check_view_privilege(const CollectionInfo &info, AclMode mode);
@@ -68,9 +70,10 @@ class BucketStore {
     explicit BucketStore(const CollectionInfo &info);
     void finish();
 
-    // The bucket, locked; nullopt when it is gone, locked by another
+    // The bucket of the series `meta` (nullptr: no meta), locked; nullopt
+    // when it is gone, of another series now, locked by another
     // transaction or closed for good.
-    std::optional<StoredBucket> load(const ObjectId &id);
+    std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta);
     // Buckets of the series that could hold a measurement at `t`, latest
     // first (needs info.reopen_index).
     std::vector<ObjectId> reopen_candidates(Jsonb *meta, UnixMicros t);

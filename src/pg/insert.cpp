@@ -217,7 +217,7 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
     std::string key = id.to_hex();
     if (auto it = by_id_.find(key); it != by_id_.end())
         return it->second;
-    std::optional<StoredBucket> stored = store_->load(id);
+    std::optional<StoredBucket> stored = store_->load(id, series_meta_);
     if (!stored)
         return nullptr;
     touched_.push_back(std::make_unique<TouchedBucket>(

@@ -11,6 +11,7 @@ void _PG_init(void);
 #include "pg/catalog.hpp"
 #include "pg/guard.hpp"
 #include "pg/insert.hpp"
+#include "pg/modify.hpp"
 #include "pg/settings.hpp"
 #include "pg/ttl_monitor.hpp"
 
@@ -30,6 +31,7 @@ void _PG_init(void) {
     }
     tscoll::pg::catalog::register_transaction_callbacks();
     tscoll::pg::register_insert_callbacks();
+    tscoll::pg::register_modify_hooks();
 }
 
 // Called by CREATE EXTENSION: collections work without preloading, but the

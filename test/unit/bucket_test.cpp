@@ -191,6 +191,30 @@ TEST(Bucketing, ReloadedBucketDecidesTheSame) {
     EXPECT_EQ(compare_values(reloaded.control(), b.control()), 0);
 }
 
+// Deleting measurements (SPEC §6): control recomputed from the rest, the
+// bucket's start kept, sizes those of the remaining measurements.
+TEST(Bucketing, WithoutMeasurements) {
+    Bucket b(ObjectId{}, 60 * kSecond, "t");
+    b.append(at(61, obj({{"x", num("1")}}), bson_document_size(at(61, obj({{"x", num("1")}})).fields)));
+    b.append(at(70, obj({{"x", num("9")}, {"y", Value::string("a")}}),
+                bson_document_size(at(70, obj({{"x", num("9")}, {"y", Value::string("a")}})).fields)));
+    b.append(at(80, obj({{"x", num("5")}}), bson_document_size(at(80, obj({{"x", num("5")}})).fields)));
+    Bucket rest = without_measurements(b.id(), b.min_time(), "t", b.data(), {1, 0});
+    ASSERT_EQ(rest.count(), 1u);
+    Value control = rest.control();
+    EXPECT_EQ(control.find("min")->find("t")->as_string(), "1970-01-01T00:01:00.000Z");
+    EXPECT_EQ(control.find("max")->find("t")->as_string(), "1970-01-01T00:01:20.000Z");
+    EXPECT_EQ(control.find("min")->find("x")->as_number().text, "5");
+    EXPECT_EQ(control.find("max")->find("y"), nullptr);
+    EXPECT_EQ(control.find("count")->as_exact_int64(), 1);
+    EXPECT_EQ(rest.data().size(), bson_document_size(at(80, obj({{"x", num("5")}})).fields));
+    // Nothing deleted: the same bucket.
+    Bucket same = without_measurements(b.id(), b.min_time(), "t", b.data(), {});
+    EXPECT_EQ(compare_values(same.control(), b.control()), 0);
+    EXPECT_EQ(same.data().encode(), b.data().encode());
+    EXPECT_THROW(without_measurements(b.id(), b.min_time(), "t", b.data(), {0, 1, 2}), Error);
+}
+
 // A direct write to the bucket table is checked against its own control.
 TEST(BucketRow, DirectWritesMustBeValidBuckets) {
     Bucket b(ObjectId{}, 100 * kSecond, "t");

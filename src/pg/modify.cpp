@@ -1,0 +1,778 @@
+// UPDATE and DELETE through a collection's view (SPEC §6), translated at
+// parse analysis into statements on the bucket table:
+//
+//   UPDATE v SET <meta> = e(meta) WHERE p(meta)
+//     -> UPDATE <buckets> SET meta = e(meta) WHERE p(meta)
+//   DELETE FROM v WHERE p(meta)
+//     -> DELETE FROM <buckets> WHERE p(meta)
+//   DELETE FROM v WHERE p(any column)
+//     -> MERGE INTO <buckets> b USING (VALUES (1)) ON <b may hold a match>
+//          WHEN MATCHED AND <all of b matches, known from min/max time> THEN DELETE
+//          WHEN MATCHED AND <all of b matches, unpacked> THEN DELETE
+//          WHEN MATCHED AND <some of b matches> THEN UPDATE SET (control, data) = <b without them>
+//        planned as a DELETE, so that it reports as one. Every condition reads
+//        the target row itself: a bucket changed by a concurrent insert is
+//        judged again on its new version.
+//
+// The view stays in the statement's range table, unreferenced: the user's
+// privileges on it are checked as for any statement on a view, and the
+// bucket table is accessed with its owner's rights, as a view's tables are.
+// The executor hook makes each statement count measurements, not buckets
+// (ModificationCount), and makes the catalog forget the collection's series
+// once per statement.
+//
+// Without the hooks (tscoll not loaded yet when the statement was parsed)
+// the view's rules raise an error asking to run it again.
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type_d.h"
+#include "commands/defrem.h"
+#include "commands/extension.h"
+#include "executor/executor.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "parser/parse_func.h"
+#include "parser/parse_node.h"
+#include "parser/parser.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/plancache.h"
+#include "utils/syscache.h"
+}
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bucket.hpp"
+#include "core/error.hpp"
+#include "pg/bucket_am.hpp"
+#include "pg/bucket_store.hpp"
+#include "pg/catalog.hpp"
+#include "pg/guard.hpp"
+#include "pg/jsonb_value.hpp"
+#include "pg/modify.hpp"
+#include "pg/pg_time.hpp"
+
+namespace {
+
+// What the translation needs of a collection; plain data in palloc'd
+// memory, so that the translation (C-style tree surgery) may call
+// PostgreSQL directly.
+struct Collection {
+    Oid bucket_table;
+    Oid owner;
+    char *name;         // the view, as regclass text, for messages
+    char *bucket_name;  // schema-qualified and quoted, for SQL
+    char *time_field;
+    char *meta_field;  // nullptr when none
+    AttrNumber time_column, meta_column, doc_column;  // in the view; meta 0 when none
+    AttrNumber bucket_meta, bucket_min_time, bucket_max_time;
+};
+
+// PostgreSQL 15 declares tree walkers and mutators without parameters, and
+// copyObject with typeof: C++ needs these spelled out.
+template <typename Context>
+auto walker(bool (*f)(Node *, Context *)) {
+    return reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(f));
+}
+template <typename Context>
+auto mutator(Node *(*f)(Node *, Context *)) {
+    return reinterpret_cast<Node *(*)()>(reinterpret_cast<void (*)()>(f));
+}
+template <typename T>
+T *copy_node(const T *node) {
+    return static_cast<T *>(copyObjectImpl(node));
+}
+
+char *copy(const std::string &s) {
+    return tscoll::pg::pg_call([&] { return pnstrdup(s.data(), s.size()); });
+}
+
+// The collection whose view `rte` is, or nullptr.
+Collection *collection_of(RangeTblEntry *rte) {
+    if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_VIEW ||
+        !OidIsValid(get_extension_oid("tscoll", true)))
+        return nullptr;
+    Oid view = rte->relid;
+    auto *c = static_cast<Collection *>(palloc0(sizeof(Collection)));
+    bool found = tscoll::pg::guarded([&] {
+        std::optional<tscoll::pg::CollectionInfo> info = tscoll::pg::find_collection(view);
+        if (!info)
+            return false;
+        c->bucket_table = info->bucket_table;
+        c->owner = info->owner;
+        c->name = copy(info->view_name);
+        c->time_field = copy(info->time_field);
+        c->meta_field = info->meta_field.empty() ? nullptr : copy(info->meta_field);
+        return true;
+    });
+    if (!found)
+        return nullptr;
+    c->bucket_name = quote_qualified_identifier(
+        get_namespace_name(get_rel_namespace(c->bucket_table)), get_rel_name(c->bucket_table));
+    c->time_column = get_attnum(view, c->time_field);
+    c->meta_column = c->meta_field ? get_attnum(view, c->meta_field) : 0;
+    c->doc_column = get_attnum(view, "doc");
+    c->bucket_meta = get_attnum(c->bucket_table, "meta");
+    c->bucket_min_time = get_attnum(c->bucket_table, "min_time");
+    c->bucket_max_time = get_attnum(c->bucket_table, "max_time");
+    return c;
+}
+
+const char *command_name(const Query *q) {
+    return q->commandType == CMD_UPDATE ? "UPDATE" : "DELETE";
+}
+
+[[noreturn]] void refuse(const Collection *c, const char *message, const char *hint) {
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg_internal("%s", message),
+                    errhint("%s", hint)));
+    pg_unreachable();
+}
+
+const char *meta_update_hint(const Collection *c) {
+    if (c->meta_field == nullptr)
+        return "Measurements cannot be changed in place: DELETE them and INSERT them again.";
+    return psprintf("Update the meta field only: UPDATE %s SET %s = ... WHERE <condition on %s>. "
+                    "To change measurements, DELETE them and INSERT them again.",
+                    c->name, quote_identifier(c->meta_field), quote_identifier(c->meta_field));
+}
+
+[[noreturn]] void refuse_assignment(const Collection *c, Oid view, AttrNumber column) {
+    const char *field = get_attname(view, column, false);
+    const char *message =
+        c->meta_field
+            ? psprintf("cannot update field \"%s\" of time-series collection \"%s\": only the "
+                       "meta field \"%s\" can be updated",
+                       field, c->name, c->meta_field)
+            : psprintf("cannot update field \"%s\" of time-series collection \"%s\": only the "
+                       "meta field can be updated, and the collection has none",
+                       field, c->name);
+    refuse(c, message, meta_update_hint(c));
+}
+
+[[noreturn]] void refuse_read(const Collection *c, Oid view, AttrNumber column) {
+    const char *field = column == 0 ? "*" : get_attname(view, column, false);
+    const char *message =
+        c->meta_field
+            ? psprintf("cannot update time-series collection \"%s\" using field \"%s\": an "
+                       "UPDATE may only read the meta field \"%s\"",
+                       c->name, field, c->meta_field)
+            : psprintf("cannot update time-series collection \"%s\" using field \"%s\": only "
+                       "the meta field can be updated, and the collection has none",
+                       c->name, field);
+    refuse(c, message, meta_update_hint(c));
+}
+
+// ---------------------------------------------------------------------------
+// Columns of the view a query reads.
+
+struct ColumnUse {
+    Index view_rti;
+    int depth;  // levels below the query the view belongs to
+    Bitmapset *columns;
+    bool whole_row;
+    bool current_of;
+};
+
+bool collect_columns(Node *node, ColumnUse *use) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Var)) {
+        Var *v = castNode(Var, node);
+        if (v->varno == static_cast<int>(use->view_rti) &&
+            v->varlevelsup == static_cast<Index>(use->depth)) {
+            if (v->varattno == 0)
+                use->whole_row = true;
+            else
+                use->columns = bms_add_member(use->columns, v->varattno);
+        }
+        return false;
+    }
+    if (IsA(node, CurrentOfExpr)) {
+        use->current_of = true;
+        return false;
+    }
+    if (IsA(node, Query)) {
+        use->depth++;
+        bool result = query_tree_walker(castNode(Query, node), walker(collect_columns), use, 0);
+        use->depth--;
+        return result;
+    }
+    return expression_tree_walker(node, walker(collect_columns), use);
+}
+
+ColumnUse columns_read(Node *node, Index view_rti) {
+    ColumnUse use = {view_rti, 0, nullptr, false, false};
+    collect_columns(node, &use);
+    return use;
+}
+
+// ---------------------------------------------------------------------------
+// Moving an expression over the view onto the bucket table: the meta column
+// becomes the bucket's meta, time and doc the unpacked measurement's.
+
+struct ColumnMap {
+    const Collection *c;
+    Index view_rti;
+    int depth;                // levels below the expression's root
+    Index measurement_rti;    // the unpacked measurement, at the root level (0: none)
+    Index bucket_rti;         // the bucket row ...
+    int bucket_levels;        // ... this many levels above the root
+};
+
+Node *map_columns(Node *node, ColumnMap *map) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, Var)) {
+        Var *v = castNode(Var, node);
+        if (v->varno != static_cast<int>(map->view_rti) ||
+            v->varlevelsup != static_cast<Index>(map->depth))
+            return reinterpret_cast<Node *>(copy_node(v));
+        const Collection *c = map->c;
+        if (v->varattno == c->meta_column && c->meta_column != 0)
+            return reinterpret_cast<Node *>(makeVar(map->bucket_rti, c->bucket_meta, JSONBOID, -1,
+                                                    InvalidOid, map->depth + map->bucket_levels));
+        if (map->measurement_rti != 0 && v->varattno == c->time_column)
+            return reinterpret_cast<Node *>(makeVar(map->measurement_rti, 1, TIMESTAMPTZOID, -1,
+                                                    InvalidOid, map->depth));
+        if (map->measurement_rti != 0 && v->varattno == c->doc_column)
+            return reinterpret_cast<Node *>(
+                makeVar(map->measurement_rti, 2, JSONBOID, -1, InvalidOid, map->depth));
+        elog(ERROR, "tscoll: column %d of the view cannot be translated", v->varattno);
+    }
+    if (IsA(node, Query)) {
+        map->depth++;
+        Query *q = query_tree_mutator(castNode(Query, node), mutator(map_columns), map, 0);
+        map->depth--;
+        return reinterpret_cast<Node *>(q);
+    }
+    return expression_tree_mutator(node, mutator(map_columns), map);
+}
+
+// The statement's target, the view, becomes the bucket table, read and
+// written as its owner; the view stays in the range table for the user's
+// privileges.
+void retarget(Query *q, const Collection *c) {
+    RangeTblEntry *view = rt_fetch(q->resultRelation, q->rtable);
+    RangeTblEntry *bucket = copy_node(view);
+    bucket->relid = c->bucket_table;
+    bucket->relkind = RELKIND_RELATION;
+    bucket->inh = false;
+    bucket->checkAsUser = c->owner;
+    bucket->requiredPerms = ACL_SELECT | (q->commandType == CMD_UPDATE ? ACL_UPDATE : ACL_DELETE);
+    bucket->selectedCols = bms_make_singleton(c->bucket_meta - FirstLowInvalidHeapAttributeNumber);
+    bucket->updatedCols = q->commandType == CMD_UPDATE ? bucket->selectedCols : nullptr;
+    bucket->insertedCols = nullptr;
+    bucket->extraUpdatedCols = nullptr;
+    List *names = NIL;
+    for (const char *name : {"_id", "meta", "control", "data", "min_time", "max_time"})
+        names = lappend(names, makeString(pstrdup(name)));
+    bucket->eref = makeAlias(view->alias ? view->alias->aliasname : get_rel_name(c->bucket_table),
+                             names);
+
+    ColumnMap map = {c, static_cast<Index>(q->resultRelation), 0, 0,
+                     static_cast<Index>(q->resultRelation), 0};
+    Query *mapped = query_tree_mutator(q, mutator(map_columns), &map, 0);
+    *q = *mapped;
+    list_nth_cell(q->rtable, q->resultRelation - 1)->ptr_value = bucket;
+    q->rtable = lappend(q->rtable, view);
+    ListCell *lc;
+    foreach (lc, q->targetList) {
+        TargetEntry *tle = lfirst_node(TargetEntry, lc);
+        if (!tle->resjunk) {
+            tle->resno = c->bucket_meta;
+            tle->resname = pstrdup("meta");
+        }
+    }
+}
+
+void translate_update(Query *q, const Collection *c) {
+    Oid view = rt_fetch(q->resultRelation, q->rtable)->relid;
+    ListCell *lc;
+    foreach (lc, q->targetList) {
+        TargetEntry *tle = lfirst_node(TargetEntry, lc);
+        if (!tle->resjunk && (c->meta_column == 0 || tle->resno != c->meta_column))
+            refuse_assignment(c, view, tle->resno);
+    }
+    ColumnUse use = columns_read(reinterpret_cast<Node *>(q->targetList), q->resultRelation);
+    ColumnUse where = columns_read(reinterpret_cast<Node *>(q->jointree), q->resultRelation);
+    if (use.whole_row || where.whole_row)
+        refuse_read(c, view, 0);
+    int column = -1;
+    Bitmapset *read = bms_union(use.columns, where.columns);
+    while ((column = bms_next_member(read, column)) >= 0)
+        if (column != c->meta_column)
+            refuse_read(c, view, static_cast<AttrNumber>(column));
+    retarget(q, c);
+}
+
+// ---------------------------------------------------------------------------
+// DELETE with a condition on time or measurements.
+
+// A conjunct `time <op> T` of the condition, T known before the scan.
+struct TimeBound {
+    int strategy;  // BTLessStrategyNumber ... BTGreaterStrategyNumber, as `time <op> T`
+    Expr *other;   // T
+};
+
+Oid time_opfamily() {
+    return get_opclass_family(GetDefaultOpClass(TIMESTAMPTZOID, BTREE_AM_OID));
+}
+
+int commuted(int strategy) {
+    return BTMaxStrategyNumber + 1 - strategy;
+}
+
+// Whether `clause` is `time <op> T` (or `T <op> time`) with a btree
+// comparison and T free of columns, volatility and subqueries.
+std::optional<TimeBound> time_bound(Node *clause, const Collection *c, Index view_rti) {
+    if (!IsA(clause, OpExpr) || list_length(castNode(OpExpr, clause)->args) != 2)
+        return std::nullopt;
+    OpExpr *op = castNode(OpExpr, clause);
+    auto is_time = [&](Node *n) {
+        return IsA(n, Var) && castNode(Var, n)->varno == static_cast<int>(view_rti) &&
+               castNode(Var, n)->varlevelsup == 0 && castNode(Var, n)->varattno == c->time_column;
+    };
+    bool var_left = is_time(static_cast<Node *>(linitial(op->args)));
+    if (!var_left && !is_time(static_cast<Node *>(lsecond(op->args))))
+        return std::nullopt;
+    Node *other = static_cast<Node *>(var_left ? lsecond(op->args) : linitial(op->args));
+    if (contain_vars_of_level(other, 0) || contain_volatile_functions(other) ||
+        checkExprHasSubLink(other))
+        return std::nullopt;
+    Oid family = time_opfamily();
+    if (!op_in_opfamily(op->opno, family))
+        return std::nullopt;
+    int strategy = get_op_opfamily_strategy(op->opno, family);
+    return TimeBound{var_left ? strategy : commuted(strategy), reinterpret_cast<Expr *>(other)};
+}
+
+// `<bucket column> <strategy op> T`, or nullptr when the operator family has
+// no such operator for T's type.
+Expr *bucket_comparison(const TimeBound &bound, int strategy, AttrNumber column, Index bucket_rti) {
+    Oid other_type = exprType(reinterpret_cast<Node *>(bound.other));
+    Oid opno = get_opfamily_member(time_opfamily(), TIMESTAMPTZOID, other_type, strategy);
+    if (!OidIsValid(opno))
+        return nullptr;
+    Var *var = makeVar(bucket_rti, column, TIMESTAMPTZOID, -1, InvalidOid, 0);
+    auto *op = reinterpret_cast<OpExpr *>(make_opclause(
+        opno, BOOLOID, false, reinterpret_cast<Expr *>(var),
+        static_cast<Expr *>(copy_node(bound.other)), InvalidOid, InvalidOid));
+    set_opfuncid(op);
+    return reinterpret_cast<Expr *>(op);
+}
+
+// The condition split: what a bucket must satisfy to hold a match
+// (`may_match`), and, when the condition is only about meta and time
+// ranges, what makes every measurement of a bucket match (`all_match`,
+// else nullptr). Meta conjuncts go to may_match only: it is checked first.
+struct BucketConditions {
+    List *may_match = NIL;
+    List *all_match = NIL;
+    bool all_known = true;
+    bool measurements = false;  // some conjunct needs the measurements
+};
+
+BucketConditions bucket_conditions(Node *quals, const Collection *c, Index view_rti,
+                                   Index bucket_rti) {
+    BucketConditions out;
+    List *conjuncts = make_ands_implicit(reinterpret_cast<Expr *>(quals));
+    ListCell *lc;
+    foreach (lc, conjuncts) {
+        Node *clause = static_cast<Node *>(lfirst(lc));
+        ColumnUse use = columns_read(clause, view_rti);
+        // A volatile conjunct is evaluated per measurement.
+        if (!use.whole_row && !contain_volatile_functions(clause) &&
+            (use.columns == nullptr ||
+                               (c->meta_column != 0 &&
+                                bms_is_subset(use.columns, bms_make_singleton(c->meta_column))))) {
+            ColumnMap map = {c, view_rti, 0, 0, bucket_rti, 0};
+            out.may_match = lappend(out.may_match, map_columns(clause, &map));
+            continue;
+        }
+        out.measurements = true;
+        std::optional<TimeBound> bound = time_bound(clause, c, view_rti);
+        if (!bound) {
+            out.all_known = false;
+            continue;
+        }
+        AttrNumber min = c->bucket_min_time, max = c->bucket_max_time;
+        // Measurement times lie in [min_time, max_time] (min_time is the
+        // rounded start, max_time the latest time).
+        auto add = [&](List *&list, int strategy, AttrNumber column) {
+            Expr *e = bucket_comparison(*bound, strategy, column, bucket_rti);
+            if (e != nullptr)
+                list = lappend(list, e);
+            return e != nullptr;
+        };
+        switch (bound->strategy) {
+            case BTLessStrategyNumber:
+            case BTLessEqualStrategyNumber:
+                add(out.may_match, bound->strategy, min);
+                out.all_known &= add(out.all_match, bound->strategy, max);
+                break;
+            case BTGreaterStrategyNumber:
+            case BTGreaterEqualStrategyNumber:
+                add(out.may_match, bound->strategy, max);
+                out.all_known &= add(out.all_match, bound->strategy, min);
+                break;
+            default:  // equality
+                add(out.may_match, BTLessEqualStrategyNumber, min);
+                add(out.may_match, BTGreaterEqualStrategyNumber, max);
+                out.all_known = false;
+        }
+    }
+    return out;
+}
+
+Oid placeholder_function() {
+    Oid types[] = {INT4OID};
+    return LookupFuncName(list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_placeholder"))),
+                          1, types, false);
+}
+
+enum Placeholder { kMayMatch = 0, kAllMatch = 1, kMatches = 2 };
+
+// The MERGE of a general DELETE, with tscoll._placeholder(n) where the
+// conditions go.
+char *merge_sql(const Collection *c, bool with_all_match) {
+    const char *unpack = psprintf(
+        "tscoll._unpack(b._id, b.meta, b.data, %s, %s)", quote_literal_cstr(c->time_field),
+        c->meta_field ? quote_literal_cstr(c->meta_field) : "NULL");
+    StringInfoData sql;
+    initStringInfo(&sql);
+    appendStringInfo(&sql, "MERGE INTO %s AS b USING (VALUES (1)) AS v (one) ON tscoll._placeholder(0) ",
+                     c->bucket_name);
+    if (with_all_match)
+        appendStringInfoString(&sql, "WHEN MATCHED AND tscoll._placeholder(1) THEN DELETE ");
+    appendStringInfo(&sql,
+                     "WHEN MATCHED AND (SELECT pg_catalog.count(*) FILTER (WHERE tscoll._placeholder(2)) "
+                     "OPERATOR(pg_catalog.=) pg_catalog.count(*) FROM %s AS m (\"time\", doc)) "
+                     "THEN DELETE ",
+                     unpack);
+    appendStringInfo(&sql,
+                     "WHEN MATCHED AND EXISTS (SELECT FROM %s AS m (\"time\", doc) "
+                     "WHERE tscoll._placeholder(2)) THEN UPDATE SET (control, data) = "
+                     "(SELECT r.control, r.data FROM tscoll._remove_measurements(b._id, b.min_time, "
+                     "b.data, ARRAY(SELECT m.n FROM %s WITH ORDINALITY AS m (\"time\", doc, n) "
+                     "WHERE tscoll._placeholder(2)), %s) AS r)",
+                     unpack, unpack, quote_literal_cstr(c->time_field));
+    return sql.data;
+}
+
+struct Placement {
+    Oid placeholder;
+    Expr *may_match;
+    Expr *all_match;
+    Node *condition;  // the user's, over the view
+    bool condition_has_sublinks;
+    const Collection *c;
+    Index view_rti;
+    Index bucket_rti;
+    int depth;
+};
+
+Node *place_conditions(Node *node, Placement *p) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, FuncExpr) && castNode(FuncExpr, node)->funcid == p->placeholder) {
+        int which = DatumGetInt32(castNode(Const, linitial(castNode(FuncExpr, node)->args))->constvalue);
+        if (which == kMayMatch)
+            return reinterpret_cast<Node *>(copy_node(p->may_match));
+        if (which == kAllMatch)
+            return reinterpret_cast<Node *>(copy_node(p->all_match));
+        // The measurement is the only FROM item of the query at hand.
+        ColumnMap map = {p->c, p->view_rti, 0, 1, p->bucket_rti, p->depth};
+        return map_columns(p->condition, &map);
+    }
+    if (IsA(node, Query)) {
+        p->depth++;
+        Query *q = query_tree_mutator(castNode(Query, node), mutator(place_conditions), p, 0);
+        p->depth--;
+        q->hasSubLinks |= p->condition_has_sublinks;
+        return reinterpret_cast<Node *>(q);
+    }
+    return expression_tree_mutator(node, mutator(place_conditions), p);
+}
+
+Expr *and_of(List *conditions) {
+    if (conditions == NIL)
+        return reinterpret_cast<Expr *>(makeBoolConst(true, false));
+    return make_ands_explicit(conditions);
+}
+
+void translate_measurement_delete(Query *q, const Collection *c, const BucketConditions &bc) {
+    if (list_length(q->rtable) != 1 || q->cteList != NIL)
+        refuse(c,
+               psprintf("cannot DELETE from time-series collection \"%s\" with USING or WITH and "
+                        "a condition on measurements",
+                        c->name),
+               "Write the other tables into the condition: WHERE ... IN (SELECT ...).");
+    Node *condition = q->jointree->quals;
+    if (contain_volatile_functions(condition))
+        refuse(c,
+               psprintf("cannot DELETE from time-series collection \"%s\" with a volatile "
+                        "condition on measurements",
+                        c->name),
+               "Compute the volatile values first, e.g. in a CTE-free subquery or a variable.");
+    bool with_all_match = bc.all_known && bc.all_match != NIL;
+    // Parsed without the hooks: it is not the user's statement.
+    const char *sql = merge_sql(c, with_all_match);
+    ParseState *pstate = make_parsestate(nullptr);
+    pstate->p_sourcetext = sql;
+    Query *merge =
+        transformTopLevelStmt(pstate, linitial_node(RawStmt, raw_parser(sql, RAW_PARSE_DEFAULT)));
+    free_parsestate(pstate);
+    BucketConditions placed_bc = bucket_conditions(q->jointree->quals, c, q->resultRelation,
+                                                   merge->resultRelation);
+
+    Placement p = {placeholder_function(),
+                   and_of(placed_bc.may_match),
+                   with_all_match ? and_of(placed_bc.all_match) : nullptr,
+                   condition,
+                   checkExprHasSubLink(condition),
+                   c,
+                   static_cast<Index>(q->resultRelation),
+                   static_cast<Index>(merge->resultRelation),
+                   0};
+    Query *placed = query_tree_mutator(merge, mutator(place_conditions), &p, 0);
+    rt_fetch(placed->resultRelation, placed->rtable)->checkAsUser = c->owner;
+    placed->rtable = lappend(placed->rtable, rt_fetch(q->resultRelation, q->rtable));
+    placed->canSetTag = q->canSetTag;
+    placed->queryId = q->queryId;
+    placed->stmt_location = q->stmt_location;
+    placed->stmt_len = q->stmt_len;
+    *q = *placed;
+}
+
+void translate_delete(Query *q, const Collection *c) {
+    ColumnUse use = columns_read(reinterpret_cast<Node *>(q->jointree), q->resultRelation);
+    if (use.current_of)
+        refuse(c, psprintf("WHERE CURRENT OF is not supported on time-series collection \"%s\"", c->name),
+               "Delete by a condition instead.");
+    BucketConditions bc =
+        bucket_conditions(q->jointree->quals, c, q->resultRelation, q->resultRelation);
+    if (bc.measurements)
+        translate_measurement_delete(q, c, bc);
+    else
+        retarget(q, c);
+}
+
+// ---------------------------------------------------------------------------
+// The hooks.
+
+post_parse_analyze_hook_type prev_post_parse_analyze = nullptr;
+planner_hook_type prev_planner = nullptr;
+ExecutorRun_hook_type prev_executor_run = nullptr;
+
+void translate(Query *q);
+
+void refuse_in_cte(Query *q) {
+    ListCell *lc;
+    foreach (lc, q->cteList) {
+        CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+        Query *inner = castNode(Query, cte->ctequery);
+        if ((inner->commandType == CMD_UPDATE || inner->commandType == CMD_DELETE) &&
+            inner->resultRelation != 0) {
+            if (Collection *c = collection_of(rt_fetch(inner->resultRelation, inner->rtable)))
+                refuse(c,
+                       psprintf("%s of time-series collection \"%s\" is not supported in WITH",
+                                command_name(inner), c->name),
+                       "Run it as a statement of its own.");
+        }
+    }
+}
+
+void translate(Query *q) {
+    if (q->commandType == CMD_UTILITY && q->utilityStmt && IsA(q->utilityStmt, ExplainStmt)) {
+        Node *inner = castNode(ExplainStmt, q->utilityStmt)->query;
+        if (IsA(inner, Query))
+            translate(castNode(Query, inner));
+        return;
+    }
+    if (q->cteList != NIL)
+        refuse_in_cte(q);
+    if ((q->commandType != CMD_UPDATE && q->commandType != CMD_DELETE) || q->resultRelation == 0)
+        return;
+    Collection *c = collection_of(rt_fetch(q->resultRelation, q->rtable));
+    if (c == nullptr)
+        return;
+    if (q->returningList != NIL)
+        refuse(c,
+               psprintf("RETURNING is not supported for %s of time-series collection \"%s\"",
+                        command_name(q), c->name),
+               "Select the measurements before changing them.");
+    if (q->commandType == CMD_UPDATE)
+        translate_update(q, c);
+    else
+        translate_delete(q, c);
+}
+
+void on_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate) {
+    if (prev_post_parse_analyze)
+        prev_post_parse_analyze(pstate, query, jstate);
+    translate(query);
+}
+
+// A translated statement: it keeps the collection's view, unreferenced,
+// with the UPDATE or DELETE privilege to check.
+bool keeps_modified_view(List *rtable) {
+    ListCell *lc;
+    foreach (lc, rtable) {
+        RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+        if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_VIEW &&
+            (rte->requiredPerms & (ACL_UPDATE | ACL_DELETE)) != 0)
+            return true;
+    }
+    return false;
+}
+
+PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_options,
+                        ParamListInfo params) {
+    PlannedStmt *result = prev_planner
+                              ? prev_planner(parse, query_string, cursor_options, params)
+                              : standard_planner(parse, query_string, cursor_options, params);
+    // MERGE on a view does not exist: this is a translated DELETE.
+    if (result->commandType == CMD_MERGE && keeps_modified_view(parse->rtable))
+        result->commandType = CMD_DELETE;
+    return result;
+}
+
+bool is_bucket_table(Oid relid) {
+    Oid am = get_table_am_oid("tscoll_buckets", true);
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(tuple))
+        return false;
+    bool result = OidIsValid(am) && reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relam == am;
+    ReleaseSysCache(tuple);
+    return result;
+}
+
+// The bucket table a translated UPDATE or DELETE writes, else InvalidOid.
+Oid translated_target(const PlannedStmt *stmt) {
+    if ((stmt->commandType != CMD_UPDATE && stmt->commandType != CMD_DELETE) ||
+        stmt->resultRelations == NIL || !keeps_modified_view(stmt->rtable))
+        return InvalidOid;
+    Oid relid = rt_fetch(linitial_int(stmt->resultRelations), stmt->rtable)->relid;
+    return is_bucket_table(relid) ? relid : InvalidOid;
+}
+
+// Runs the statement with `counted` (nullptr: not translated) in place.
+void run_counting(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once,
+                  tscoll::pg::ModificationCount *counted) {
+    tscoll::pg::ModificationCount *saved = tscoll::pg::counted_modification;
+    tscoll::pg::counted_modification = counted;
+    PG_TRY();
+    {
+        if (prev_executor_run)
+            prev_executor_run(query, direction, count, execute_once);
+        else
+            standard_ExecutorRun(query, direction, count, execute_once);
+    }
+    PG_FINALLY();
+    { tscoll::pg::counted_modification = saved; }
+    PG_END_TRY();
+}
+
+void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once) {
+    Oid bucket_table = translated_target(query->plannedstmt);
+    if (!OidIsValid(bucket_table)) {
+        run_counting(query, direction, count, execute_once, nullptr);
+        return;
+    }
+    tscoll::pg::guarded([&] { tscoll::pg::catalog::forget_series(bucket_table); });
+    tscoll::pg::ModificationCount counted = {query->plannedstmt->commandType == CMD_DELETE, 0};
+    run_counting(query, direction, count, execute_once, &counted);
+    query->estate->es_processed = counted.measurements;
+}
+
+}  // namespace
+
+namespace tscoll::pg {
+
+void register_modify_hooks() {
+    prev_post_parse_analyze = post_parse_analyze_hook;
+    post_parse_analyze_hook = on_post_parse_analyze;
+    prev_planner = planner_hook;
+    planner_hook = on_planner;
+    prev_executor_run = ExecutorRun_hook;
+    ExecutorRun_hook = on_executor_run;
+    // Statements parsed before tscoll was loaded in this session are
+    // parsed again, now translated.
+    if (!process_shared_preload_libraries_in_progress)
+        ResetPlanCache();
+}
+
+}  // namespace tscoll::pg
+
+// tscoll._remove_measurements(_id objectid, min_time timestamptz, stored
+// bytea, positions bigint[], time_field text, OUT control jsonb, OUT data
+// bytea): the bucket without the measurements at `positions`, numbered
+// from 1 in unpacking order (WITH ORDINALITY).
+TSCOLL_FUNCTION(tscoll_remove_measurements) {
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    TimestampTz min_time = PG_GETARG_TIMESTAMPTZ(1);
+    bytea *stored = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
+    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(3); });
+    text *time_field_text = tscoll::pg::pg_call([&] { return PG_GETARG_TEXT_PP(4); });
+    Datum *elements = nullptr;
+    bool *nulls = nullptr;
+    int n = 0;
+    tscoll::pg::pg_call([&] {
+        deconstruct_array(array, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elements, &nulls,
+                          &n);
+    });
+    std::vector<uint32_t> positions;
+    for (int i = 0; i < n; i++) {
+        int64 position = DatumGetInt64(elements[i]);
+        if (nulls[i] || position < 1 || position > UINT32_MAX)
+            throw tscoll::Error(tscoll::ErrorCode::BadValue,
+                                "measurement positions are numbered from 1");
+        positions.push_back(static_cast<uint32_t>(position - 1));
+    }
+    std::string time_field(VARDATA_ANY(time_field_text), VARSIZE_ANY_EXHDR(time_field_text));
+    tscoll::Bucket rest = tscoll::without_measurements(
+        *id, tscoll::pg::to_unix_micros(min_time), time_field,
+        tscoll::pg::decode_bucket(*id, stored), std::move(positions));
+    Jsonb *control = tscoll::pg::value_to_jsonb(rest.control());
+    std::string bytes = rest.data().encode();
+    return tscoll::pg::pg_call([&] {
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "tscoll._remove_measurements must return a record");
+        bytea *data = static_cast<bytea *>(palloc(VARHDRSZ + bytes.size()));
+        SET_VARSIZE(data, VARHDRSZ + bytes.size());
+        memcpy(VARDATA(data), bytes.data(), bytes.size());
+        Datum values[] = {PointerGetDatum(control), PointerGetDatum(data)};
+        bool isnull[] = {false, false};
+        return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, isnull));
+    });
+}
+
+// tscoll._untranslated(collection regclass, command text): the view's
+// rules call it when an UPDATE or DELETE reached them untranslated.
+extern "C" {
+PG_FUNCTION_INFO_V1(tscoll_untranslated);
+}
+Datum tscoll_untranslated(PG_FUNCTION_ARGS) {
+    Oid view = PG_GETARG_OID(0);
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("%s of time-series collection \"%s\" was parsed before tscoll was loaded",
+                    text_to_cstring(PG_GETARG_TEXT_PP(1)), get_rel_name(view)),
+             errhint("tscoll is loaded now: run the statement again. Add tscoll to "
+                     "shared_preload_libraries to avoid this.")));
+    PG_RETURN_NULL();
+}
