@@ -8,6 +8,7 @@
 #   nopreload   pg_regress, temporary instance without preloading
 #   integration 8 pgbench clients x 20,000 single-row inserts, then checks
 # Results and diffs of pg_regress end up in build/<layer>/.
+# TSCOLL_TEST_LAYERS="regress isolation" runs only those layers (development).
 source "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/deps.sh"
@@ -24,6 +25,9 @@ owned_dir "$STAGE"
 PASSED=0
 FAILED=0
 SUMMARY=()
+
+LAYERS=${TSCOLL_TEST_LAYERS:-unit unit-asan regress isolation nopreload integration}
+wanted() { [[ " $LAYERS " == *" $1 "* ]]; }
 
 # Adds one layer's counts: layer passed failed.
 count() {
@@ -81,13 +85,13 @@ run_pg_regress() {
     count "$layer" "$ok" "$bad"
 }
 
-run_unit unit ""
-run_unit unit-asan "-DTSCOLL_SANITIZE=ON"
+wanted unit && run_unit unit ""
+wanted unit-asan && run_unit unit-asan "-DTSCOLL_SANITIZE=ON"
 tests_in() { (cd "$ROOT/test/$1" && ls *."$2" | sed "s/\\.$2\$//"); }
-run_pg_regress regress regress/pg_regress . regress.conf $(tests_in sql sql)
-run_pg_regress isolation isolation/pg_isolation_regress isolation regress.conf \
-    --load-extension=tscoll $(tests_in isolation/specs spec)
-run_pg_regress nopreload regress/pg_regress nopreload nopreload.conf nopreload
+wanted regress && run_pg_regress regress regress/pg_regress . regress.conf $(tests_in sql sql)
+wanted isolation && run_pg_regress isolation isolation/pg_isolation_regress isolation \
+    regress.conf --load-extension=tscoll $(tests_in isolation/specs spec)
+wanted nopreload && run_pg_regress nopreload regress/pg_regress nopreload nopreload.conf nopreload
 
 # Runs test/integration/run.sh: its plan "1..N", then one "ok" line per
 # check that holds; anything missing counts as failed.
@@ -101,7 +105,7 @@ run_integration() {
     ok=$(echo "$out" | grep -c '^ok ' || true)
     count integration "$ok" $((${planned:-1} - ok))
 }
-run_integration
+wanted integration && run_integration
 
 echo
 printf '%s\n' "${SUMMARY[@]}"

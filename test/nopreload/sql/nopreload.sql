@@ -9,4 +9,10 @@ INSERT INTO weather ("timestamp", sensor, doc) VALUES ('2024-01-01 00:00:00+00',
                                                      ('2024-01-01 00:00:01+00', '1', '{}');
 SELECT tscoll.catalog_stats() - 'memoryUsage';
 SELECT tscoll.collection_stats('weather')->'numMeasurementsCommitted' AS committed;
+-- UPDATE and DELETE are translated by hooks that a session has once tscoll
+-- is loaded: as the first statement of a session, one asks to be run again.
+\c
+DELETE FROM weather WHERE sensor = '1' AND doc->>'x' IS NULL;
+DELETE FROM weather WHERE sensor = '1' AND doc->>'x' IS NULL;
+SELECT count(*) FROM weather;
 SELECT tscoll.drop_collection('weather');
