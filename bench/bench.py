@@ -246,6 +246,28 @@ def run_query(conn, sql, runs):
     return statistics.median(timings) * 1000, normalised(rows)
 
 
+# -- deletes (SPEC §6) ----------------------------------------------------------
+
+def delete_statements(system, hosts, hours):
+    """One series out of all, and the oldest 10% by time."""
+    host = f"host_{hosts * 17 // 100}"
+    cutoff = (generate.START + datetime.timedelta(hours=hours / 10)).isoformat()
+    series = "hostname" if system == "typed" else "tags->>'hostname'"
+    return {"DELETE one series": f"DELETE FROM {table(system)} WHERE {series} = '{host}'",
+            "DELETE oldest 10%": f"DELETE FROM {table(system)} WHERE time < '{cutoff}'"}
+
+
+def measure_delete(conn, sql, runs):
+    """Median time and rows reported; each run is rolled back."""
+    timings, counts = [], set()
+    for _ in range(runs + 1):  # the first is a warm-up
+        with conn.transaction(force_rollback=True):
+            started = time.perf_counter()
+            counts.add(conn.execute(sql).rowcount)
+            timings.append(time.perf_counter() - started)
+    return statistics.median(timings[1:]) * 1000, counts
+
+
 # -- output -------------------------------------------------------------------
 
 def machine(conn, args):
@@ -309,6 +331,8 @@ def main():
                         help="single-row ingest: rows per client")
     parser.add_argument("--no-ingest-variants", action="store_true",
                         help="COPY only (skip multi-row and single-row INSERT)")
+    parser.add_argument("--no-deletes", action="store_true",
+                        help="skip the DELETE timings (each run is rolled back)")
     args = parser.parse_args()
     systems = [s for s in SYSTEMS if s in args.systems.split(",")]
     queries = [q for q in QUERIES if q in args.queries.split(",")]
@@ -372,6 +396,17 @@ def main():
             if results[s] != reference:
                 mismatches.append(f"{q}: {s} differs from {systems[0]} (rows: {rows})")
         figures.append((f"{q} ms ({rows[systems[0]]} rows)", latency))
+
+    for kind in [] if args.no_deletes else ["DELETE one series", "DELETE oldest 10%"]:
+        print(kind, file=sys.stderr)
+        latency, counts = {}, {}
+        for s in systems:
+            latency[s], counts[s] = measure_delete(
+                conn, delete_statements(s, args.hosts, args.hours)[kind], args.runs)
+        reference = counts[systems[0]]
+        if any(c != reference or len(c) != 1 for c in counts.values()):
+            mismatches.append(f"{kind}: rows reported differ: {counts}")
+        figures.append((f"{kind} ms ({min(reference)} rows)", latency))
 
     print_table(header, figures, systems)
     print()

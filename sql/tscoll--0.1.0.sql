@@ -206,6 +206,10 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
                                meta_field text)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+-- The measurements' times only, in the same order.
+CREATE FUNCTION tscoll._unpack_times(_id tscoll.objectid, data bytea, time_field text)
+    RETURNS TABLE ("time" timestamptz)
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_times' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 500;
 -- A bucket's data in MongoDB's uncompressed v1 shape.
 CREATE FUNCTION tscoll._data_json(_id tscoll.objectid, data bytea, time_field text)
     RETURNS jsonb

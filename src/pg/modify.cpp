@@ -76,7 +76,7 @@ struct Collection {
     char *name;         // the view, as regclass text, for messages
     char *bucket_name;  // schema-qualified and quoted, for SQL
     char *time_field;
-    char *meta_field;  // nullptr when none
+    char *meta_field;                                 // nullptr when none
     AttrNumber time_column, meta_column, doc_column;  // in the view; meta 0 when none
     AttrNumber bucket_meta, bucket_min_time, bucket_max_time;
 };
@@ -144,34 +144,37 @@ const char *command_name(const Query *q) {
 const char *meta_update_hint(const Collection *c) {
     if (c->meta_field == nullptr)
         return "Measurements cannot be changed in place: DELETE them and INSERT them again.";
-    return psprintf("Update the meta field only: UPDATE %s SET %s = ... WHERE <condition on %s>. "
-                    "To change measurements, DELETE them and INSERT them again.",
-                    c->name, quote_identifier(c->meta_field), quote_identifier(c->meta_field));
+    return psprintf(
+        "Update the meta field only: UPDATE %s SET %s = ... WHERE <condition on %s>. "
+        "To change measurements, DELETE them and INSERT them again.",
+        c->name, quote_identifier(c->meta_field), quote_identifier(c->meta_field));
 }
 
 [[noreturn]] void refuse_assignment(const Collection *c, Oid view, AttrNumber column) {
     const char *field = get_attname(view, column, false);
     const char *message =
-        c->meta_field
-            ? psprintf("cannot update field \"%s\" of time-series collection \"%s\": only the "
-                       "meta field \"%s\" can be updated",
-                       field, c->name, c->meta_field)
-            : psprintf("cannot update field \"%s\" of time-series collection \"%s\": only the "
-                       "meta field can be updated, and the collection has none",
-                       field, c->name);
+        c->meta_field ? psprintf(
+                            "cannot update field \"%s\" of time-series collection \"%s\": only the "
+                            "meta field \"%s\" can be updated",
+                            field, c->name, c->meta_field)
+                      : psprintf(
+                            "cannot update field \"%s\" of time-series collection \"%s\": only the "
+                            "meta field can be updated, and the collection has none",
+                            field, c->name);
     refuse(c, message, meta_update_hint(c));
 }
 
 [[noreturn]] void refuse_read(const Collection *c, Oid view, AttrNumber column) {
     const char *field = column == 0 ? "*" : get_attname(view, column, false);
     const char *message =
-        c->meta_field
-            ? psprintf("cannot update time-series collection \"%s\" using field \"%s\": an "
-                       "UPDATE may only read the meta field \"%s\"",
-                       c->name, field, c->meta_field)
-            : psprintf("cannot update time-series collection \"%s\" using field \"%s\": only "
-                       "the meta field can be updated, and the collection has none",
-                       c->name, field);
+        c->meta_field ? psprintf(
+                            "cannot update time-series collection \"%s\" using field \"%s\": an "
+                            "UPDATE may only read the meta field \"%s\"",
+                            c->name, field, c->meta_field)
+                      : psprintf(
+                            "cannot update time-series collection \"%s\" using field \"%s\": only "
+                            "the meta field can be updated, and the collection has none",
+                            c->name, field);
     refuse(c, message, meta_update_hint(c));
 }
 
@@ -226,10 +229,10 @@ ColumnUse columns_read(Node *node, Index view_rti) {
 struct ColumnMap {
     const Collection *c;
     Index view_rti;
-    int depth;                // levels below the expression's root
-    Index measurement_rti;    // the unpacked measurement, at the root level (0: none)
-    Index bucket_rti;         // the bucket row ...
-    int bucket_levels;        // ... this many levels above the root
+    int depth;              // levels below the expression's root
+    Index measurement_rti;  // the unpacked measurement, at the root level (0: none)
+    Index bucket_rti;       // the bucket row ...
+    int bucket_levels;      // ... this many levels above the root
 };
 
 Node *map_columns(Node *node, ColumnMap *map) {
@@ -245,8 +248,8 @@ Node *map_columns(Node *node, ColumnMap *map) {
             return reinterpret_cast<Node *>(makeVar(map->bucket_rti, c->bucket_meta, JSONBOID, -1,
                                                     InvalidOid, map->depth + map->bucket_levels));
         if (map->measurement_rti != 0 && v->varattno == c->time_column)
-            return reinterpret_cast<Node *>(makeVar(map->measurement_rti, 1, TIMESTAMPTZOID, -1,
-                                                    InvalidOid, map->depth));
+            return reinterpret_cast<Node *>(
+                makeVar(map->measurement_rti, 1, TIMESTAMPTZOID, -1, InvalidOid, map->depth));
         if (map->measurement_rti != 0 && v->varattno == c->doc_column)
             return reinterpret_cast<Node *>(
                 makeVar(map->measurement_rti, 2, JSONBOID, -1, InvalidOid, map->depth));
@@ -279,11 +282,11 @@ void retarget(Query *q, const Collection *c) {
     List *names = NIL;
     for (const char *name : {"_id", "meta", "control", "data", "min_time", "max_time"})
         names = lappend(names, makeString(pstrdup(name)));
-    bucket->eref = makeAlias(view->alias ? view->alias->aliasname : get_rel_name(c->bucket_table),
-                             names);
+    bucket->eref =
+        makeAlias(view->alias ? view->alias->aliasname : get_rel_name(c->bucket_table), names);
 
-    ColumnMap map = {c, static_cast<Index>(q->resultRelation), 0, 0,
-                     static_cast<Index>(q->resultRelation), 0};
+    ColumnMap map = {c, static_cast<Index>(q->resultRelation), 0,
+                     0, static_cast<Index>(q->resultRelation), 0};
     Query *mapped = query_tree_mutator(q, mutator(map_columns), &map, 0);
     *q = *mapped;
     list_nth_cell(q->rtable, q->resultRelation - 1)->ptr_value = bucket;
@@ -367,9 +370,9 @@ Expr *bucket_comparison(const TimeBound &bound, int strategy, AttrNumber column,
     if (!OidIsValid(opno))
         return nullptr;
     Var *var = makeVar(bucket_rti, column, TIMESTAMPTZOID, -1, InvalidOid, 0);
-    auto *op = reinterpret_cast<OpExpr *>(make_opclause(
-        opno, BOOLOID, false, reinterpret_cast<Expr *>(var),
-        static_cast<Expr *>(copy_node(bound.other)), InvalidOid, InvalidOid));
+    auto *op = reinterpret_cast<OpExpr *>(
+        make_opclause(opno, BOOLOID, false, reinterpret_cast<Expr *>(var),
+                      static_cast<Expr *>(copy_node(bound.other)), InvalidOid, InvalidOid));
     set_opfuncid(op);
     return reinterpret_cast<Expr *>(op);
 }
@@ -396,8 +399,8 @@ BucketConditions bucket_conditions(Node *quals, const Collection *c, Index view_
         // A volatile conjunct is evaluated per measurement.
         if (!use.whole_row && !contain_volatile_functions(clause) &&
             (use.columns == nullptr ||
-                               (c->meta_column != 0 &&
-                                bms_is_subset(use.columns, bms_make_singleton(c->meta_column))))) {
+             (c->meta_column != 0 &&
+              bms_is_subset(use.columns, bms_make_singleton(c->meta_column))))) {
             ColumnMap map = {c, view_rti, 0, 0, bucket_rti, 0};
             out.may_match = lappend(out.may_match, map_columns(clause, &map));
             continue;
@@ -439,36 +442,41 @@ BucketConditions bucket_conditions(Node *quals, const Collection *c, Index view_
 
 Oid placeholder_function() {
     Oid types[] = {INT4OID};
-    return LookupFuncName(list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_placeholder"))),
-                          1, types, false);
+    return LookupFuncName(
+        list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_placeholder"))), 1, types,
+        false);
 }
 
 enum Placeholder { kMayMatch = 0, kAllMatch = 1, kMatches = 2 };
 
 // The MERGE of a general DELETE, with tscoll._placeholder(n) where the
-// conditions go.
-char *merge_sql(const Collection *c, bool with_all_match) {
-    const char *unpack = psprintf(
-        "tscoll._unpack(b._id, b.meta, b.data, %s, %s)", quote_literal_cstr(c->time_field),
-        c->meta_field ? quote_literal_cstr(c->meta_field) : "NULL");
+// conditions go. A condition that reads no doc unpacks only the times.
+char *merge_sql(const Collection *c, bool with_all_match, bool reads_doc) {
+    const char *time_field = quote_literal_cstr(c->time_field);
+    const char *unpack = reads_doc
+                             ? psprintf("tscoll._unpack(b._id, b.meta, b.data, %s, %s)", time_field,
+                                        c->meta_field ? quote_literal_cstr(c->meta_field) : "NULL")
+                             : psprintf("tscoll._unpack_times(b._id, b.data, %s)", time_field);
+    const char *columns = reads_doc ? "\"time\", doc" : "\"time\"";
     StringInfoData sql;
     initStringInfo(&sql);
-    appendStringInfo(&sql, "MERGE INTO %s AS b USING (VALUES (1)) AS v (one) ON tscoll._placeholder(0) ",
+    appendStringInfo(&sql,
+                     "MERGE INTO %s AS b USING (VALUES (1)) AS v (one) ON tscoll._placeholder(0) ",
                      c->bucket_name);
     if (with_all_match)
         appendStringInfoString(&sql, "WHEN MATCHED AND tscoll._placeholder(1) THEN DELETE ");
+    appendStringInfo(
+        &sql,
+        "WHEN MATCHED AND (SELECT pg_catalog.count(*) FILTER (WHERE tscoll._placeholder(2)) "
+        "OPERATOR(pg_catalog.=) pg_catalog.count(*) FROM %s AS m (%s)) THEN DELETE ",
+        unpack, columns);
     appendStringInfo(&sql,
-                     "WHEN MATCHED AND (SELECT pg_catalog.count(*) FILTER (WHERE tscoll._placeholder(2)) "
-                     "OPERATOR(pg_catalog.=) pg_catalog.count(*) FROM %s AS m (\"time\", doc)) "
-                     "THEN DELETE ",
-                     unpack);
-    appendStringInfo(&sql,
-                     "WHEN MATCHED AND EXISTS (SELECT FROM %s AS m (\"time\", doc) "
-                     "WHERE tscoll._placeholder(2)) THEN UPDATE SET (control, data) = "
-                     "(SELECT r.control, r.data FROM tscoll._remove_measurements(b._id, b.min_time, "
-                     "b.data, ARRAY(SELECT m.n FROM %s WITH ORDINALITY AS m (\"time\", doc, n) "
-                     "WHERE tscoll._placeholder(2)), %s) AS r)",
-                     unpack, unpack, quote_literal_cstr(c->time_field));
+                     "WHEN MATCHED AND EXISTS (SELECT FROM %s AS m (%s) WHERE "
+                     "tscoll._placeholder(2)) THEN UPDATE SET (control, data) = (SELECT "
+                     "r.control, r.data FROM tscoll._remove_measurements(b._id, b.min_time, "
+                     "b.data, ARRAY(SELECT m.n FROM %s WITH ORDINALITY AS m (%s, n) WHERE "
+                     "tscoll._placeholder(2)), %s) AS r)",
+                     unpack, columns, unpack, columns, time_field);
     return sql.data;
 }
 
@@ -488,7 +496,8 @@ Node *place_conditions(Node *node, Placement *p) {
     if (node == nullptr)
         return nullptr;
     if (IsA(node, FuncExpr) && castNode(FuncExpr, node)->funcid == p->placeholder) {
-        int which = DatumGetInt32(castNode(Const, linitial(castNode(FuncExpr, node)->args))->constvalue);
+        int which =
+            DatumGetInt32(castNode(Const, linitial(castNode(FuncExpr, node)->args))->constvalue);
         if (which == kMayMatch)
             return reinterpret_cast<Node *>(copy_node(p->may_match));
         if (which == kAllMatch)
@@ -529,14 +538,16 @@ void translate_measurement_delete(Query *q, const Collection *c, const BucketCon
                "Compute the volatile values first, e.g. in a CTE-free subquery or a variable.");
     bool with_all_match = bc.all_known && bc.all_match != NIL;
     // Parsed without the hooks: it is not the user's statement.
-    const char *sql = merge_sql(c, with_all_match);
+    bool reads_doc =
+        bms_is_member(c->doc_column, columns_read(condition, q->resultRelation).columns);
+    const char *sql = merge_sql(c, with_all_match, reads_doc);
     ParseState *pstate = make_parsestate(nullptr);
     pstate->p_sourcetext = sql;
     Query *merge =
         transformTopLevelStmt(pstate, linitial_node(RawStmt, raw_parser(sql, RAW_PARSE_DEFAULT)));
     free_parsestate(pstate);
-    BucketConditions placed_bc = bucket_conditions(q->jointree->quals, c, q->resultRelation,
-                                                   merge->resultRelation);
+    BucketConditions placed_bc =
+        bucket_conditions(q->jointree->quals, c, q->resultRelation, merge->resultRelation);
 
     Placement p = {placeholder_function(),
                    and_of(placed_bc.may_match),
@@ -560,8 +571,16 @@ void translate_measurement_delete(Query *q, const Collection *c, const BucketCon
 void translate_delete(Query *q, const Collection *c) {
     ColumnUse use = columns_read(reinterpret_cast<Node *>(q->jointree), q->resultRelation);
     if (use.current_of)
-        refuse(c, psprintf("WHERE CURRENT OF is not supported on time-series collection \"%s\"", c->name),
-               "Delete by a condition instead.");
+        refuse(
+            c,
+            psprintf("WHERE CURRENT OF is not supported on time-series collection \"%s\"", c->name),
+            "Delete by a condition instead.");
+    if (use.whole_row)
+        refuse(c,
+               psprintf("cannot DELETE from time-series collection \"%s\" with a condition on "
+                        "whole rows",
+                        c->name),
+               "Write the condition on the columns.");
     BucketConditions bc =
         bucket_conditions(q->jointree->quals, c, q->resultRelation, q->resultRelation);
     if (bc.measurements)
@@ -743,9 +762,9 @@ TSCOLL_FUNCTION(tscoll_remove_measurements) {
         positions.push_back(static_cast<uint32_t>(position - 1));
     }
     std::string time_field(VARDATA_ANY(time_field_text), VARSIZE_ANY_EXHDR(time_field_text));
-    tscoll::Bucket rest = tscoll::without_measurements(
-        *id, tscoll::pg::to_unix_micros(min_time), time_field,
-        tscoll::pg::decode_bucket(*id, stored), std::move(positions));
+    tscoll::Bucket rest =
+        tscoll::without_measurements(*id, tscoll::pg::to_unix_micros(min_time), time_field,
+                                     tscoll::pg::decode_bucket(*id, stored), std::move(positions));
     Jsonb *control = tscoll::pg::value_to_jsonb(rest.control());
     std::string bytes = rest.data().encode();
     return tscoll::pg::pg_call([&] {

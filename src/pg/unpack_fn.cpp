@@ -9,6 +9,8 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include <algorithm>
+
 #include "core/bucket_data.hpp"
 #include "core/error.hpp"
 #include "pg/bucket_store.hpp"
@@ -69,6 +71,36 @@ TSCOLL_FUNCTION(tscoll_unpack) {
         values[1] = PointerGetDatum(tscoll::pg::value_to_jsonb(m));
         tscoll::pg::pg_call(
             [&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); });
+    }
+    return PointerGetDatum(nullptr);
+}
+
+// tscoll._unpack_times(_id objectid, data bytea, time_field text) RETURNS
+// TABLE (time timestamptz): the measurements' times only, in the order of
+// _unpack, for conditions that read nothing else (DELETE by time).
+TSCOLL_FUNCTION(tscoll_unpack_times) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(1); });
+    std::string time_field = text_arg(fcinfo, 2);
+    BucketData bucket = decode_bucket(*id, data);
+    auto corrupt = [&] {
+        return Error(tscoll::ErrorCode::Corrupt,
+                     "bucket data is corrupt: a measurement has no time",
+                     "Bucket _id " + id->to_hex() + ".");
+    };
+    auto time = std::find_if(bucket.columns().begin(), bucket.columns().end(),
+                             [&](const tscoll::BucketColumn &c) { return c.name == time_field; });
+    if (time == bucket.columns().end() || time->positions.size() != bucket.count())
+        throw corrupt();
+    for (const Value &t : time->values) {
+        if (!t.is(Value::Kind::Date))
+            throw corrupt();
+        Datum value = TimestampTzGetDatum(tscoll::pg::to_timestamptz(t.as_date()));
+        bool null = false;
+        tscoll::pg::pg_call(
+            [&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &null); });
     }
     return PointerGetDatum(nullptr);
 }

@@ -140,6 +140,7 @@ SELECT try($$DELETE FROM w WHERE tag = '{"s": 0}' RETURNING *$$);
 SELECT try($$WITH d AS (DELETE FROM w WHERE tag = '{"s": 0}') SELECT 1$$);
 SELECT try($$DELETE FROM w WHERE random() < 0.5$$);
 SELECT try($$DELETE FROM w USING wanted WHERE w.doc = wanted.tag$$);
+SELECT try($$DELETE FROM w WHERE w IS NULL$$);
 UPDATE w SET tag = '{}' WHERE doc->>'f' = '1';
 SELECT count(*) FROM w;
 -- Without a meta field nothing can be updated; deletes work.

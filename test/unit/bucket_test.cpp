@@ -195,10 +195,13 @@ TEST(Bucketing, ReloadedBucketDecidesTheSame) {
 // bucket's start kept, sizes those of the remaining measurements.
 TEST(Bucketing, WithoutMeasurements) {
     Bucket b(ObjectId{}, 60 * kSecond, "t");
-    b.append(at(61, obj({{"x", num("1")}}), bson_document_size(at(61, obj({{"x", num("1")}})).fields)));
-    b.append(at(70, obj({{"x", num("9")}, {"y", Value::string("a")}}),
-                bson_document_size(at(70, obj({{"x", num("9")}, {"y", Value::string("a")}})).fields)));
-    b.append(at(80, obj({{"x", num("5")}}), bson_document_size(at(80, obj({{"x", num("5")}})).fields)));
+    b.append(
+        at(61, obj({{"x", num("1")}}), bson_document_size(at(61, obj({{"x", num("1")}})).fields)));
+    b.append(
+        at(70, obj({{"x", num("9")}, {"y", Value::string("a")}}),
+           bson_document_size(at(70, obj({{"x", num("9")}, {"y", Value::string("a")}})).fields)));
+    b.append(
+        at(80, obj({{"x", num("5")}}), bson_document_size(at(80, obj({{"x", num("5")}})).fields)));
     Bucket rest = without_measurements(b.id(), b.min_time(), "t", b.data(), {1, 0});
     ASSERT_EQ(rest.count(), 1u);
     Value control = rest.control();
