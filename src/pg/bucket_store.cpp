@@ -61,6 +61,8 @@ Datum objectid_datum(const ObjectId &id, MemoryContext context = CurrentMemoryCo
     return PointerGetDatum(copy);
 }
 
+}  // namespace
+
 Datum bytea_datum(const std::string &bytes, MemoryContext context) {
     auto *result = static_cast<bytea *>(
         pg_call([&] { return MemoryContextAlloc(context, VARHDRSZ + bytes.size()); }));
@@ -69,7 +71,7 @@ Datum bytea_datum(const std::string &bytes, MemoryContext context) {
     return PointerGetDatum(result);
 }
 
-// control as jsonb, built in `context` (freed after the row is written).
+// control as jsonb, built in `context`.
 Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context) {
     MemoryContext old = MemoryContextSwitchTo(context);
     Jsonb *result = nullptr;
@@ -82,8 +84,6 @@ Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context) {
     MemoryContextSwitchTo(old);
     return result;
 }
-
-}  // namespace
 
 BucketData decode_bucket(const ObjectId &id, bytea *data) {
     try {

@@ -55,6 +55,10 @@ class OwnerSession {
     int saved_security_ = 0;
 };
 
+// A bucket row's data and control, built in `context`.
+Datum bytea_datum(const std::string &bytes, MemoryContext context);
+Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context);
+
 // A bucket row's data; errors name the bucket (SPEC §4.4: XX001).
 BucketData decode_bucket(const ObjectId &id, bytea *data);
 

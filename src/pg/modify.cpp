@@ -135,7 +135,7 @@ const char *command_name(const Query *q) {
     return q->commandType == CMD_UPDATE ? "UPDATE" : "DELETE";
 }
 
-[[noreturn]] void refuse(const Collection *c, const char *message, const char *hint) {
+[[noreturn]] void refuse(const char *message, const char *hint) {
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg_internal("%s", message),
                     errhint("%s", hint)));
     pg_unreachable();
@@ -161,7 +161,7 @@ const char *meta_update_hint(const Collection *c) {
                             "cannot update field \"%s\" of time-series collection \"%s\": only the "
                             "meta field can be updated, and the collection has none",
                             field, c->name);
-    refuse(c, message, meta_update_hint(c));
+    refuse(message, meta_update_hint(c));
 }
 
 [[noreturn]] void refuse_read(const Collection *c, Oid view, AttrNumber column) {
@@ -175,7 +175,7 @@ const char *meta_update_hint(const Collection *c) {
                             "cannot update time-series collection \"%s\" using field \"%s\": only "
                             "the meta field can be updated, and the collection has none",
                             c->name, field);
-    refuse(c, message, meta_update_hint(c));
+    refuse(message, meta_update_hint(c));
 }
 
 // ---------------------------------------------------------------------------
@@ -524,15 +524,13 @@ Expr *and_of(List *conditions) {
 
 void translate_measurement_delete(Query *q, const Collection *c, const BucketConditions &bc) {
     if (list_length(q->rtable) != 1 || q->cteList != NIL)
-        refuse(c,
-               psprintf("cannot DELETE from time-series collection \"%s\" with USING or WITH and "
+        refuse(psprintf("cannot DELETE from time-series collection \"%s\" with USING or WITH and "
                         "a condition on measurements",
                         c->name),
                "Write the other tables into the condition: WHERE ... IN (SELECT ...).");
     Node *condition = q->jointree->quals;
     if (contain_volatile_functions(condition))
-        refuse(c,
-               psprintf("cannot DELETE from time-series collection \"%s\" with a volatile "
+        refuse(psprintf("cannot DELETE from time-series collection \"%s\" with a volatile "
                         "condition on measurements",
                         c->name),
                "Compute the volatile values first, e.g. in a CTE-free subquery or a variable.");
@@ -572,12 +570,10 @@ void translate_delete(Query *q, const Collection *c) {
     ColumnUse use = columns_read(reinterpret_cast<Node *>(q->jointree), q->resultRelation);
     if (use.current_of)
         refuse(
-            c,
             psprintf("WHERE CURRENT OF is not supported on time-series collection \"%s\"", c->name),
             "Delete by a condition instead.");
     if (use.whole_row)
-        refuse(c,
-               psprintf("cannot DELETE from time-series collection \"%s\" with a condition on "
+        refuse(psprintf("cannot DELETE from time-series collection \"%s\" with a condition on "
                         "whole rows",
                         c->name),
                "Write the condition on the columns.");
@@ -606,8 +602,7 @@ void refuse_in_cte(Query *q) {
         if ((inner->commandType == CMD_UPDATE || inner->commandType == CMD_DELETE) &&
             inner->resultRelation != 0) {
             if (Collection *c = collection_of(rt_fetch(inner->resultRelation, inner->rtable)))
-                refuse(c,
-                       psprintf("%s of time-series collection \"%s\" is not supported in WITH",
+                refuse(psprintf("%s of time-series collection \"%s\" is not supported in WITH",
                                 command_name(inner), c->name),
                        "Run it as a statement of its own.");
         }
@@ -629,8 +624,7 @@ void translate(Query *q) {
     if (c == nullptr)
         return;
     if (q->returningList != NIL)
-        refuse(c,
-               psprintf("RETURNING is not supported for %s of time-series collection \"%s\"",
+        refuse(psprintf("RETURNING is not supported for %s of time-series collection \"%s\"",
                         command_name(q), c->name),
                "Select the measurements before changing them.");
     if (q->commandType == CMD_UPDATE)
@@ -765,16 +759,13 @@ TSCOLL_FUNCTION(tscoll_remove_measurements) {
     tscoll::Bucket rest =
         tscoll::without_measurements(*id, tscoll::pg::to_unix_micros(min_time), time_field,
                                      tscoll::pg::decode_bucket(*id, stored), std::move(positions));
-    Jsonb *control = tscoll::pg::value_to_jsonb(rest.control());
-    std::string bytes = rest.data().encode();
+    Jsonb *control = tscoll::pg::control_jsonb(rest, CurrentMemoryContext);
+    Datum data = tscoll::pg::bytea_datum(rest.data().encode(), CurrentMemoryContext);
     return tscoll::pg::pg_call([&] {
         TupleDesc desc;
         if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
             elog(ERROR, "tscoll._remove_measurements must return a record");
-        bytea *data = static_cast<bytea *>(palloc(VARHDRSZ + bytes.size()));
-        SET_VARSIZE(data, VARHDRSZ + bytes.size());
-        memcpy(VARDATA(data), bytes.data(), bytes.size());
-        Datum values[] = {PointerGetDatum(control), PointerGetDatum(data)};
+        Datum values[] = {PointerGetDatum(control), data};
         bool isnull[] = {false, false};
         return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, isnull));
     });
