@@ -8,6 +8,7 @@ PACKAGES=(
     build-essential g++ make cmake pkg-config
     postgresql-15 postgresql-server-dev-15 postgresql-contrib
     libbson-dev libgtest-dev libgmock-dev
+    clang libclang-rt-14-dev
     "$@"
 )
 

@@ -6,6 +6,7 @@
 #   regress     pg_regress, temporary instance with tscoll preloaded
 #   isolation   pg_isolation_regress: concurrent sessions, preloaded
 #   nopreload   pg_regress, temporary instance without preloading
+#   fuzz        libFuzzer on the bucket data decoder, TSCOLL_FUZZ_SECONDS (60)
 #   integration 8 pgbench clients x 20,000 single-row inserts, then checks
 # Results and diffs of pg_regress end up in build/<layer>/.
 # TSCOLL_TEST_LAYERS="regress isolation" runs only those layers (development).
@@ -26,7 +27,7 @@ PASSED=0
 FAILED=0
 SUMMARY=()
 
-LAYERS=${TSCOLL_TEST_LAYERS:-unit unit-asan regress isolation nopreload integration}
+LAYERS=${TSCOLL_TEST_LAYERS:-unit unit-asan fuzz regress isolation nopreload integration}
 wanted() { [[ " $LAYERS " == *" $1 "* ]]; }
 
 # Adds one layer's counts: layer passed failed.
@@ -85,8 +86,32 @@ run_pg_regress() {
     count "$layer" "$ok" "$bad"
 }
 
+# Builds test/fuzz with clang and runs it for a bounded time from its seeds
+# (the corpus it grows stays in build/fuzz/corpus for the next run).
+run_fuzz() {
+    log "fuzz: bucket data decoder, ${TSCOLL_FUZZ_SECONDS:-60} s"
+    local out dir=$BUILD/fuzz
+    if ! out=$(cmake -S "$ROOT" -B "$dir" -DCMAKE_CXX_COMPILER=clang++ \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSCOLL_SANITIZE=ON -DTSCOLL_FUZZ=ON 2>&1 &&
+        cmake --build "$dir" -j"$(nproc)" --target bucket_data_fuzz 2>&1); then
+        echo "$out" | tail -n 40
+        count fuzz 0 1
+        return
+    fi
+    mkdir -p "$dir/corpus" "$dir/crashes"
+    if out=$("$dir/bucket_data_fuzz" -max_total_time="${TSCOLL_FUZZ_SECONDS:-60}" \
+        -artifact_prefix="$dir/crashes/" "$dir/corpus" "$ROOT/test/fuzz/seeds" 2>&1); then
+        echo "$out" | grep -E '^Done' || true
+        count fuzz 1 0
+    else
+        echo "$out" | grep -vE '^#[0-9]' | tail -n 40
+        count fuzz 0 1
+    fi
+}
+
 wanted unit && run_unit unit ""
 wanted unit-asan && run_unit unit-asan "-DTSCOLL_SANITIZE=ON"
+wanted fuzz && run_fuzz
 tests_in() { (cd "$ROOT/test/$1" && ls *."$2" | sed "s/\\.$2\$//"); }
 wanted regress && run_pg_regress regress regress/pg_regress . regress.conf $(tests_in sql sql)
 wanted isolation && run_pg_regress isolation isolation/pg_isolation_regress isolation \

@@ -1,6 +1,10 @@
 #include "core/bucket_data.hpp"
 
+#include <bson/bson.h>
+
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -150,7 +154,13 @@ class Reader {
         pos_ += n;
         return s;
     }
-    std::string_view text() { return bytes(varint()); }
+    // Strings, keys and field names: UTF-8 without NUL, as jsonb holds them.
+    std::string_view text() {
+        std::string_view s = bytes(varint());
+        if (!bson_utf8_validate(s.data(), s.size(), false))
+            corrupt("text that is not UTF-8");
+        return s;
+    }
     // A count of items, each at least one byte long.
     uint64_t count() {
         uint64_t n = varint();
@@ -181,6 +191,8 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
         case kDouble: {
             double d;
             std::memcpy(&d, bytes(8).data(), 8);
+            if (!std::isfinite(d))
+                corrupt("a number that is not finite");
             return Value::number(shortest_text(d));
         }
         case kDecimal: {
@@ -318,6 +330,13 @@ BucketData BucketData::decode(std::string_view bytes) {
     }
     if (!r.at_end())
         corrupt("trailing bytes");
+    // Every measurement has the time field, so some column is dense; this
+    // also bounds what measurements() allocates by the size of the data.
+    size_t densest = 0;
+    for (const BucketColumn &c : data.columns_)
+        densest = std::max(densest, c.positions.size());
+    if (densest != data.count_)
+        corrupt("no field is present in all " + std::to_string(count) + " measurements");
     return data;
 }
 

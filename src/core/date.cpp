@@ -169,8 +169,12 @@ std::optional<UnixMicros> parse_iso_date(std::string_view s) {
 }
 
 std::string format_canonical_date(UnixMicros t) {
-    int64_t days = floor_div(t, kSecondsPerDay * kMicrosPerSecond);
-    int64_t micros_of_day = t - days * kSecondsPerDay * kMicrosPerSecond;
+    constexpr int64_t kMicrosPerDay = kSecondsPerDay * kMicrosPerSecond;
+    int64_t days = floor_div(t, kMicrosPerDay);
+    // t % kMicrosPerDay, not t - days * kMicrosPerDay: that overflows near INT64_MIN
+    int64_t micros_of_day = t % kMicrosPerDay;
+    if (micros_of_day < 0)
+        micros_of_day += kMicrosPerDay;
     Civil c = civil_from_days(days);
     int64_t seconds = micros_of_day / kMicrosPerSecond;
     int64_t micros = micros_of_day % kMicrosPerSecond;

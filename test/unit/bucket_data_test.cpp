@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/compare.hpp"
+#include "core/date.hpp"
 #include "core/error.hpp"
 #include "core/number.hpp"
 
@@ -27,9 +28,10 @@ Value random_value(std::mt19937_64 &rng, int depth) {
             return Value::number(std::string(texts[rng() % 6]));
         }
         case 4: {
-            std::string s(rng() % 20, 'a');
-            for (char &c : s)
-                c = static_cast<char>(rng() % 256);
+            static const char *pieces[] = {"a", "Z", " ", "\\", "\"", "\x01", "é", "✓", "時", "😀"};
+            std::string s;
+            for (int i = rng() % 20; i > 0; i--)
+                s += pieces[rng() % 10];
             return Value::string(s);
         }
         case 5:
@@ -142,6 +144,44 @@ TEST(BucketData, AdversarialInputIsRefused) {
             EXPECT_EQ(e.code(), ErrorCode::Corrupt);
         }
     }
+}
+
+// Header, body, checksum: a well-framed encoding of hand-written bytes.
+std::string framed(const std::string &body) {
+    std::string bytes = std::string("TSCB\x01", 5) + body;
+    uint32_t crc = crc32c(bytes);
+    for (int k = 0; k < 4; k++)
+        bytes.push_back(static_cast<char>(crc >> (8 * k)));
+    return bytes;
+}
+
+void expect_corrupt(const std::string &body, const std::string &why) {
+    try {
+        BucketData::decode(framed(body));
+        ADD_FAILURE() << "decoded: " << why;
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::Corrupt);
+        EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+}
+
+// What the fuzz target (test/fuzz) found: inputs that decoded but would
+// then exhaust memory or hand PostgreSQL values jsonb cannot hold.
+TEST(BucketData, FuzzFindingsAreRefused) {
+    // count 4,000,000,000 and no column: measurements() would allocate them all
+    expect_corrupt(std::string("\x80\xd0\xac\xf3\x0e\x00\x00", 7), "no field is present");
+    // one column "t", one string value 0xff
+    expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x00\x06\x01\xff", 11), "not UTF-8");
+    // a NUL inside a key
+    expect_corrupt(std::string("\x01\x00\x01\x02t\x00\x01\x00\x00", 9), "not UTF-8");
+    // a double NaN
+    expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x00\x04\x00\x00\x00\x00\x00\x00\xf8\x7f", 16),
+                   "not finite");
+}
+
+TEST(BucketData, ExtremeDatesFormatWithoutOverflow) {
+    EXPECT_EQ(format_canonical_date(INT64_MIN).rfind("-2", 0), 0u);
+    EXPECT_EQ(format_canonical_date(INT64_MAX).rfind("+2", 0), 0u);
 }
 
 }  // namespace
