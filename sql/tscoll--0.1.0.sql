@@ -167,8 +167,11 @@ CREATE POLICY unregister ON tscoll.collections FOR DELETE
 -- The indexes of each collection as the user gave them (SPEC §8), the
 -- default index included. The bucket-table index is kept by name (in the
 -- bucket table's schema): pg_dump restores this table before indexes exist.
+-- No foreign key to tscoll.collections: pg_restore -j loads the data of the
+-- two tables in parallel, in any order. A trigger removes a collection's
+-- indexes with it instead.
 CREATE TABLE tscoll.indexes (
-    collection regclass NOT NULL REFERENCES tscoll.collections (view) ON DELETE CASCADE,
+    collection regclass NOT NULL,
     name text NOT NULL,
     keys json NOT NULL,                  -- as given: key order kept
     options jsonb NOT NULL DEFAULT '{}', -- as listed, but the name
@@ -183,6 +186,17 @@ ALTER TABLE tscoll.indexes ENABLE ROW LEVEL SECURITY;
 CREATE POLICY read ON tscoll.indexes FOR SELECT USING (true);
 CREATE POLICY write ON tscoll.indexes FOR ALL
     USING (coalesce(tscoll._owns(collection), true)) WITH CHECK (tscoll._owns(collection));
+
+CREATE FUNCTION tscoll._forget_indexes() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    DELETE FROM tscoll.indexes WHERE collection = OLD.view;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER forget_indexes AFTER DELETE ON tscoll.collections
+    FOR EACH ROW EXECUTE FUNCTION tscoll._forget_indexes();
 
 ------------------------------------------------------------------------------
 -- Internal helpers (C).

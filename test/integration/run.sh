@@ -4,7 +4,9 @@
 # of one collection, in a temporary preloaded instance; then checks.sql
 # compares the collection with a plain table written in the same
 # transactions and checks every bucket against the limits; then ttl.sh
-# checks the TTL monitor on the same instance. Prints
+# checks the TTL monitor on the same instance, dump_restore.sh pg_dump and
+# pg_restore there too; then crash.sh kills an
+# instance of its own under load and checks what recovery kept. Prints
 # a TAP plan, then "ok <check>" or "not ok <check>" per check. Runs as the server user.
 #   run.sh <postgres bin dir> <work dir> [clients] [rows per client]
 set -euo pipefail
@@ -12,7 +14,9 @@ BIN=$1 WORK=$2 CLIENTS=${3:-8} ROWS_PER_CLIENT=${4:-20000}
 HERE=$(cd "$(dirname "$0")" && pwd)
 DATA=$WORK/data
 TTL_CHECKS=4  # ttl.sh
-echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + TTL_CHECKS))"
+DUMP_CHECKS=$((3 * 8))  # dump_restore.sh: 3 formats x 8 checks
+CRASH_CHECKS=$((2 + $(grep -c "^SELECT 'crash_" "$HERE/crash_checks.sql")))  # crash.sh
+echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + TTL_CHECKS + DUMP_CHECKS + CRASH_CHECKS))"
 rm -rf "$DATA"
 mkdir -p "$WORK"
 "$BIN/initdb" -D "$DATA" -A trust -U postgres >"$WORK/initdb.log" 2>&1
@@ -48,3 +52,5 @@ grep -E '^(tps|latency average)' "$WORK/pgbench.log" | sed 's/^/# /'
     done
 "${PSQL[@]}" -At -c "SELECT '# ' || count(*) || ' buckets, ' || avg((control->>'count')::int)::int || ' measurements per bucket on average' FROM \"system.buckets.c\""
 "$HERE/ttl.sh" "$BIN" "$WORK"
+"$HERE/dump_restore.sh" "$BIN" "$WORK" "$WORK/dump"
+"$HERE/crash.sh" "$BIN" "$WORK/crash"
