@@ -559,7 +559,7 @@ COMMENT ON FUNCTION tscoll.insert_many(regclass, jsonb, boolean) IS
 -- Statistics (SPEC §11).
 ------------------------------------------------------------------------------
 
-CREATE FUNCTION tscoll._bucket_counters(bucket_table regclass) RETURNS jsonb
+CREATE FUNCTION tscoll._bucket_counters(collection regclass) RETURNS jsonb
     AS 'MODULE_PATHNAME', 'tscoll_bucket_counters' LANGUAGE C STRICT;
 
 CREATE FUNCTION tscoll.collection_stats(collection regclass) RETURNS jsonb
@@ -580,7 +580,7 @@ BEGIN
         || CASE WHEN bucket_count > 0
                 THEN jsonb_build_object('avgBucketSize', total / bucket_count)
                 ELSE '{}' END
-        || tscoll._bucket_counters(c.bucket_table)
+        || tscoll._bucket_counters(c.view)
         || jsonb_build_object('numMeasurements', measurements, 'totalSize', total,
                               'uncompressedSize', uncompressed);
 END
@@ -930,11 +930,16 @@ SELECT c.view FROM tscoll.collections c
  ORDER BY c.view::text
 $$;
 
+-- One collection's expiry as its owner (security-restricted): what the
+-- TTL monitor and run_ttl_pass() call. Callers need the owner's privileges.
+CREATE FUNCTION tscoll._expire_as_owner(collection regclass, now timestamptz,
+                                        batch_size integer DEFAULT NULL) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'tscoll_expire_as_owner' LANGUAGE C;
 CREATE FUNCTION tscoll.run_ttl_pass(now timestamptz DEFAULT now()) RETURNS bigint
     LANGUAGE sql SET search_path = pg_catalog, pg_temp AS
 $$
 -- only the caller's own collections (every one, for a superuser)
-SELECT coalesce(sum(tscoll._expire_collection(v, now)), 0)::bigint
+SELECT coalesce(sum(tscoll._expire_as_owner(v, now)), 0)::bigint
   FROM tscoll._expiring_collections() v
  WHERE coalesce(tscoll._owns(v), false)
 $$;

@@ -17,10 +17,13 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
 
-// tscoll._bucket_counters(bucket_table regclass) RETURNS jsonb
+// tscoll._bucket_counters(collection regclass) RETURNS jsonb: for those
+// who may read the collection.
 TSCOLL_FUNCTION(tscoll_bucket_counters) {
+    tscoll::pg::CollectionInfo info = tscoll::pg::lookup_collection(PG_GETARG_OID(0));
+    tscoll::pg::check_view_privilege(info, ACL_SELECT);
     tscoll::Value counters = tscoll::Value::object();
-    tscoll::pg::catalog::counters(PG_GETARG_OID(0)).append_to(counters);
+    tscoll::pg::catalog::counters(info.bucket_table).append_to(counters);
     PG_RETURN_JSONB_P(tscoll::pg::value_to_jsonb(counters));
 }
 

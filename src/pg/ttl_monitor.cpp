@@ -27,11 +27,17 @@ extern "C" {
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "catalog/pg_class.h"
 
 PGDLLEXPORT void tscoll_ttl_launcher_main(Datum);
 PGDLLEXPORT void tscoll_ttl_database_main(Datum);
+PGDLLEXPORT Datum tscoll_expire_as_owner(PG_FUNCTION_ARGS);
+PG_FUNCTION_INFO_V1(tscoll_expire_as_owner);
 }
 
 #include "pg/guard.hpp"
@@ -197,8 +203,8 @@ int64 expire_collection(Oid view, TimestampTz now, int64 *errors, char *last_err
         volatile int64 deleted = 0;
         PG_TRY();
         {
-            deleted = run_in_transaction("SELECT tscoll._expire_collection($1::regclass, $2, $3)",
-                                         3, types, values);
+            deleted = run_in_transaction("SELECT tscoll._expire_as_owner($1::regclass, $2, $3)", 3,
+                                         types, values);
         }
         PG_CATCH();
         {
@@ -301,6 +307,70 @@ void tscoll_ttl_launcher_main(Datum) {
         CHECK_FOR_INTERRUPTS();
         apply_pending_reload();
     }
+}
+
+// The owner of a relation; InvalidOid when it is gone.
+static Oid relation_owner(Oid relation) {
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relation));
+    if (!HeapTupleIsValid(tuple))
+        return InvalidOid;
+    Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+    return owner;
+}
+
+static int64 expire_collection_now(Datum view, Datum now, Datum batch_size, bool batch_null) {
+    Oid types[] = {REGCLASSOID, TIMESTAMPTZOID, INT4OID};
+    Datum values[] = {view, now, batch_size};
+    const char nulls[] = {' ', ' ', batch_null ? 'n' : ' '};
+    SPI_connect();
+    int64 deleted = 0;
+    if (SPI_execute_with_args("SELECT tscoll._expire_collection($1, $2, $3)", 3, types, values,
+                              nulls, false, 0) == SPI_OK_SELECT &&
+        SPI_processed == 1) {
+        bool isnull = false;
+        Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        deleted = isnull ? 0 : DatumGetInt64(d);
+    }
+    SPI_finish();
+    return deleted;
+}
+
+// tscoll._expire_as_owner(collection regclass, now timestamptz, batch_size
+// integer): one collection's expiry, run as the collection's owner in a
+// security-restricted context, as VACUUM and REFRESH MATERIALIZED VIEW run
+// as a table's owner: whatever the owner attached to the bucket table
+// (triggers, rules, policies) never runs with the rights of the superuser
+// TTL monitor or of a superuser calling run_ttl_pass(). Only those with the
+// owner's privileges may call it: `now` decides what expires.
+Datum tscoll_expire_as_owner(PG_FUNCTION_ARGS) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+        PG_RETURN_NULL();
+    Oid view = PG_GETARG_OID(0);
+    Oid owner = relation_owner(view);
+    if (!OidIsValid(owner))
+        PG_RETURN_INT64(0);
+    if (!has_privs_of_role(GetUserId(), owner))
+        ereport(ERROR,
+                (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                 errmsg("must be owner of time-series collection \"%s\"", get_rel_name(view)),
+                 errhint("Expired measurements are removed by tscoll.run_ttl_pass() and the "
+                         "TTL monitor.")));
+    Oid saved_user;
+    int saved_context;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    SetUserIdAndSecContext(
+        owner, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+    volatile int64 deleted = 0;
+    PG_TRY();
+    {
+        deleted = expire_collection_now(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
+                                        PG_ARGISNULL(2));
+    }
+    PG_FINALLY();
+    { SetUserIdAndSecContext(saved_user, saved_context); }
+    PG_END_TRY();
+    PG_RETURN_INT64(deleted);
 }
 
 // tscoll.ttl_status() RETURNS TABLE (database name, last_pass_start

@@ -27,6 +27,25 @@ SELECT try($$SELECT tscoll.insert_many('shared.alice_data', '[{"t": "2024-01-01T
 SELECT try($$INSERT INTO shared.alice_data (t, m, doc) VALUES ('2024-01-01 00:00:01+00', '"x"', '{}')$$);
 SELECT try($$SELECT * FROM shared.alice_data$$);
 SELECT try($$SELECT * FROM shared."system.buckets.alice_data"$$);
+SELECT try($$UPDATE shared.alice_data SET m = '"y"'$$);
+SELECT try($$DELETE FROM shared.alice_data$$);
+SELECT try($$DELETE FROM shared.alice_data WHERE (doc->>'v')::int = 1$$);
+SELECT try($$DELETE FROM shared."system.buckets.alice_data"$$);
+SELECT try($$UPDATE shared."system.buckets.alice_data" SET meta = '"y"'$$);
+SELECT try($$SELECT tscoll._bucket_counters('shared.alice_data')$$);
+SELECT try($$SELECT tscoll.list_indexes('shared.alice_data')$$);
+SELECT try($$SELECT tscoll.create_index('shared.alice_data', '{"m": -1}')$$);
+SELECT try($$SELECT tscoll.drop_index('shared.alice_data', 'm_1_t_1')$$);
+SELECT try($$SELECT tscoll.coll_mod('shared.alice_data', '{"expireAfterSeconds": 1}')$$);
+SELECT try($$SELECT tscoll._forget_series('shared."system.buckets.alice_data"')$$);
+-- Expiry: bob's pass skips what he does not own, whatever "now" he gives;
+-- the internal functions refuse him.
+SELECT tscoll.run_ttl_pass('2200-01-01');
+SELECT try($$SELECT tscoll._expire_as_owner('shared.alice_data', '2200-01-01')$$);
+SELECT try($$INSERT INTO tscoll.indexes (collection, name, keys, options)
+              VALUES ('shared.alice_data', 'x', '{"t": 1}', '{"expireAfterSeconds": 0}')$$);
+WITH changed AS (UPDATE tscoll.indexes SET options = '{"expireAfterSeconds": 0}' RETURNING 1)
+SELECT count(*) AS updated FROM changed;
 SELECT try($$SELECT tscoll.drop_collection('shared.alice_data')$$);
 SELECT try($$DROP VIEW shared.alice_data$$);
 WITH changed AS (UPDATE tscoll.collections SET expire_after_seconds = 1 RETURNING 1)
@@ -62,6 +81,56 @@ SELECT count(*) FROM shared.alice_data;
 SELECT try($$INSERT INTO shared."system.buckets.alice_data" (_id, control, data) VALUES ('5f5e10000000000000000001', '{}', '\x00')$$);
 RESET ROLE;
 
+-- No tscoll function lets one owner touch another owner's collection.
+CREATE ROLE tscoll_carol;
+GRANT USAGE, CREATE ON SCHEMA shared TO tscoll_carol;
+SET ROLE tscoll_carol;
+SELECT tscoll.create_collection('shared.carol_data', 't', 'm');
+SELECT try($$SELECT tscoll.coll_mod('shared.alice_data', '{"expireAfterSeconds": 1}')$$);
+SELECT try($$SELECT tscoll.create_index('shared.alice_data', '{"m": -1}')$$);
+SELECT try($$SELECT tscoll.drop_index('shared.alice_data', 'm_1_t_1')$$);
+SELECT try($$SELECT tscoll.drop_collection('shared.alice_data')$$);
+SELECT try($$SELECT tscoll._expire_as_owner('shared.alice_data', '2200-01-01')$$);
+SELECT try($$UPDATE tscoll.collections SET bucket_table = 'shared."system.buckets.alice_data"'
+              WHERE view = 'shared.carol_data'::regclass$$);
+SELECT tscoll.run_ttl_pass('2200-01-01');
+SELECT tscoll.drop_collection('shared.carol_data');
+RESET ROLE;
+SELECT count(*) FROM shared.alice_data;
+
+-- Expiry runs as the collection's owner, security-restricted: a trigger the
+-- owner puts on the bucket table does not run with the rights of a
+-- superuser who runs the TTL pass (nor of the TTL monitor).
+SET ROLE tscoll_alice;
+SELECT tscoll.coll_mod('shared.alice_data', '{"expireAfterSeconds": 60}');
+CREATE TABLE shared.seen_by_trigger (who name, attempt text);
+CREATE FUNCTION shared.escalate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        ALTER ROLE tscoll_alice SUPERUSER;
+        INSERT INTO shared.seen_by_trigger VALUES (current_user, 'became superuser');
+    EXCEPTION WHEN OTHERS THEN
+        INSERT INTO shared.seen_by_trigger VALUES (current_user, SQLSTATE || ': ' || SQLERRM);
+    END;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER escalate BEFORE DELETE ON shared."system.buckets.alice_data"
+    FOR EACH ROW EXECUTE FUNCTION shared.escalate();
+RESET ROLE;
+-- bob still cannot expire it, even with the function run_ttl_pass() uses inside
+SET ROLE tscoll_bob;
+SELECT try($$SELECT tscoll._expire_collection('shared.alice_data', '2200-01-01')$$);
+RESET ROLE;
+SELECT tscoll.run_ttl_pass('2200-01-01');
+SELECT * FROM shared.seen_by_trigger;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'tscoll_alice';
+SELECT count(*) FROM shared.alice_data;
+SET ROLE tscoll_alice;
+DROP TABLE shared.seen_by_trigger;
+DROP TRIGGER escalate ON shared."system.buckets.alice_data";
+DROP FUNCTION shared.escalate();
+RESET ROLE;
+
 -- The owner drops it.
 SET ROLE tscoll_alice;
 SELECT tscoll.drop_collection('shared.alice_data');
@@ -71,3 +140,4 @@ DROP SCHEMA shared CASCADE;
 
 DROP ROLE tscoll_alice;
 DROP ROLE tscoll_bob;
+DROP ROLE tscoll_carol;
