@@ -2,6 +2,10 @@
 \i test/setup.psql
 
 GRANT EXECUTE ON FUNCTION try(text) TO PUBLIC;
+-- tscoll has no SECURITY DEFINER code: every function runs with its
+-- caller's rights (expiry switches to the collection's owner, see below).
+SELECT count(*) AS security_definer FROM pg_proc
+ WHERE pronamespace = 'tscoll'::regnamespace AND prosecdef;
 CREATE ROLE tscoll_alice;
 CREATE ROLE tscoll_bob;
 CREATE SCHEMA shared;
