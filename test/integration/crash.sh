@@ -98,7 +98,7 @@ cat "$LOGS"/*.err | grep -v 'connection\|closed\|terminated\|server\|lost\|befor
 while pgrep -P "$postmaster" >/dev/null 2>&1 || kill -0 "$postmaster" 2>/dev/null; do sleep 0.1; done
 echo "# killed after $(wc -l <"$LOGS/client_1.log") + $(wc -l <"$LOGS/client_2.log") + $(wc -l <"$LOGS/client_3.log") + $(wc -l <"$LOGS/client_4.log") acknowledged inserter transactions"
 
-if start; then echo "ok crash_restart"; else echo "not ok crash_restart"; exit 0; fi
+if start 2>"$WORK/restart.err"; then echo "ok crash_restart"; else echo "not ok crash_restart"; exit 0; fi
 grep -q 'database system was not properly shut down' "$WORK/server.log" &&
     echo "ok crash_recovery_ran" || echo "not ok crash_recovery_ran"
 "${PSQL[@]}" -d crash -v logs="$LOGS" -f "$HERE/crash_checks.sql" |
