@@ -98,6 +98,10 @@ cat "$LOGS"/*.err | grep -v 'connection\|closed\|terminated\|server\|lost\|befor
 while pgrep -P "$postmaster" >/dev/null 2>&1 || kill -0 "$postmaster" 2>/dev/null; do sleep 0.1; done
 echo "# killed after $(wc -l <"$LOGS/client_1.log") + $(wc -l <"$LOGS/client_2.log") + $(wc -l <"$LOGS/client_3.log") + $(wc -l <"$LOGS/client_4.log") acknowledged inserter transactions"
 
+# "k j c|r" per acknowledged transaction; "who inserted|deleted|expired b" per batch.
+for k in 1 2 3 4; do sed "s/^/$k /" "$LOGS/client_$k.log"; done >"$LOGS/acked.log"
+for who in deleter expirer; do sed "s/^/$who /" "$LOGS/$who.log"; done >"$LOGS/batches.log"
+
 if start 2>"$WORK/restart.err"; then echo "ok crash_restart"; else echo "not ok crash_restart"; exit 0; fi
 grep -q 'database system was not properly shut down' "$WORK/server.log" &&
     echo "ok crash_recovery_ran" || echo "not ok crash_recovery_ran"

@@ -5,33 +5,13 @@
 \pset fieldsep ' '
 \set QUIET on
 
--- What the clients saw acknowledged.
+-- What the clients saw acknowledged (crash.sh gathers their logs).
 CREATE TEMP TABLE acked (k int, j int, kind text);
-CREATE TEMP TABLE raw (a text, b text);
-\set f :logs '/client_1.log'
-COPY raw FROM :'f' (DELIMITER ' ');
-INSERT INTO acked SELECT 1, a::int, b FROM raw;
-TRUNCATE raw;
-\set f :logs '/client_2.log'
-COPY raw FROM :'f' (DELIMITER ' ');
-INSERT INTO acked SELECT 2, a::int, b FROM raw;
-TRUNCATE raw;
-\set f :logs '/client_3.log'
-COPY raw FROM :'f' (DELIMITER ' ');
-INSERT INTO acked SELECT 3, a::int, b FROM raw;
-TRUNCATE raw;
-\set f :logs '/client_4.log'
-COPY raw FROM :'f' (DELIMITER ' ');
-INSERT INTO acked SELECT 4, a::int, b FROM raw;
-TRUNCATE raw;
+\set f :logs '/acked.log'
+COPY acked FROM :'f' (DELIMITER ' ');
 CREATE TEMP TABLE batches (who text, what text, b int);
-\set f :logs '/deleter.log'
-COPY raw FROM :'f' (DELIMITER ' ');
-INSERT INTO batches SELECT 'deleter', a, b::int FROM raw;
-TRUNCATE raw;
-\set f :logs '/expirer.log'
-COPY raw FROM :'f' (DELIMITER ' ');
-INSERT INTO batches SELECT 'expirer', a, b::int FROM raw;
+\set f :logs '/batches.log'
+COPY batches FROM :'f' (DELIMITER ' ');
 CREATE TEMP VIEW last_batch AS
 SELECT who, what, coalesce(max(b), -1) AS b FROM batches GROUP BY who, what;
 
@@ -41,7 +21,7 @@ CREATE TEMP TABLE inserted AS
 SELECT (doc->>'k')::int AS k, (doc->>'j')::int AS j, (doc->>'r')::int AS r, doc ? 'rb' AS rb
   FROM seen WHERE doc ? 'k';
 
-SELECT 'crash_nothing_in_acknowledged_log', count(*) > 0 FROM acked WHERE kind = 'c';
+SELECT 'crash_clients_had_commits_acknowledged', count(*) > 0 FROM acked WHERE kind = 'c';
 SELECT 'crash_no_measurement_twice', count(*) = count(DISTINCT doc->'_id') FROM seen;
 SELECT 'crash_inserts_no_duplicates', count(*) = count(DISTINCT (k, j, r)) FROM inserted;
 SELECT 'crash_acknowledged_commits_present', NOT EXISTS (
