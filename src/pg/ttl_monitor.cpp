@@ -10,6 +10,7 @@ extern "C" {
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_type_d.h"
 #include "commands/dbcommands.h"
@@ -25,14 +26,12 @@ extern "C" {
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/acl.h"
-#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
-#include "catalog/pg_class.h"
 
 PGDLLEXPORT void tscoll_ttl_launcher_main(Datum);
 PGDLLEXPORT void tscoll_ttl_database_main(Datum);
@@ -353,7 +352,8 @@ Datum tscoll_expire_as_owner(PG_FUNCTION_ARGS) {
     if (!has_privs_of_role(GetUserId(), owner))
         ereport(ERROR,
                 (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                 errmsg("must be owner of time-series collection \"%s\"", get_rel_name(view)),
+                 errmsg("must be owner of time-series collection %s",
+                        DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(view)))),
                  errhint("Expired measurements are removed by tscoll.run_ttl_pass() and the "
                          "TTL monitor.")));
     Oid saved_user;
