@@ -144,20 +144,27 @@ void run_database_pass(Oid db) {
     pfree(handle);
 }
 
-// Runs one statement returning one bigint, in its own transaction.
-int64 run_in_transaction(const char *query, int nargs, Oid *types, Datum *values) {
+// Runs one statement returning one bigint (NULL counting as 0).
+int64 run_bigint(const char *query, int nargs, Oid *types, Datum *values, const char *nulls) {
+    if (SPI_connect() != SPI_OK_CONNECT)
+        elog(ERROR, "SPI_connect failed");
     int64 result = 0;
-    SetCurrentStatementStartTimestamp();
-    StartTransactionCommand();
-    PushActiveSnapshot(GetTransactionSnapshot());
-    SPI_connect();
-    if (SPI_execute_with_args(query, nargs, types, values, nullptr, false, 0) == SPI_OK_SELECT &&
+    if (SPI_execute_with_args(query, nargs, types, values, nulls, false, 0) == SPI_OK_SELECT &&
         SPI_processed == 1) {
         bool isnull = false;
         Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
         result = isnull ? 0 : DatumGetInt64(d);
     }
     SPI_finish();
+    return result;
+}
+
+// The same, in a transaction of its own.
+int64 run_in_transaction(const char *query, int nargs, Oid *types, Datum *values) {
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    int64 result = run_bigint(query, nargs, types, values, nullptr);
     PopActiveSnapshot();
     CommitTransactionCommand();
     return result;
@@ -322,17 +329,7 @@ static int64 expire_collection_now(Datum view, Datum now, Datum batch_size, bool
     Oid types[] = {REGCLASSOID, TIMESTAMPTZOID, INT4OID};
     Datum values[] = {view, now, batch_size};
     const char nulls[] = {' ', ' ', batch_null ? 'n' : ' '};
-    SPI_connect();
-    int64 deleted = 0;
-    if (SPI_execute_with_args("SELECT tscoll._expire_collection($1, $2, $3)", 3, types, values,
-                              nulls, false, 0) == SPI_OK_SELECT &&
-        SPI_processed == 1) {
-        bool isnull = false;
-        Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-        deleted = isnull ? 0 : DatumGetInt64(d);
-    }
-    SPI_finish();
-    return deleted;
+    return run_bigint("SELECT tscoll._expire_collection($1, $2, $3)", 3, types, values, nulls);
 }
 
 // tscoll._expire_as_owner(collection regclass, now timestamptz, batch_size

@@ -121,6 +121,8 @@ SELECT kind, outcome, count(*)
 -- The stored bucket is intact.
 SELECT count(*), sum((doc->>'i')::int) FROM h WHERE m = '"c"';
 
--- Nothing above was written.
-SELECT count(*) FROM h WHERE m <> '"c"';
-SELECT count(*) FROM "system.buckets.h" WHERE meta <> '"c"';
+-- Only the valid measurements above were written: the first one, the
+-- valid document of insert_many (no meta), the 100-level one and the "n"
+-- one; every refused statement left nothing.
+SELECT m, count(*) FROM h WHERE m IS DISTINCT FROM '"c"' GROUP BY m ORDER BY m;
+SELECT meta, count(*) FROM "system.buckets.h" WHERE meta IS DISTINCT FROM '"c"' GROUP BY meta ORDER BY meta;
