@@ -220,6 +220,31 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
                                meta_field text)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+-- The measurements' times, a NULL doc, then one column per field: what
+-- doc->>'f' (a text column) or doc->'f' (a jsonb column) gives, with only
+-- those fields decoded. The planner calls it instead of _unpack when a query
+-- reads doc only through such expressions (SPEC §5, lazy unpacking).
+CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, fields text[])
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+
+-- Whether a bucket whose control is `control` can hold a measurement for
+-- which (doc->>field)::<type of bound> (or doc->field) compares to `bound`
+-- as btree strategy `strategy` says (1 <, 2 <=, 3 =, 4 >=, 5 >). False only
+-- when control.min and control.max of the field are both numbers, so every
+-- value of the field in the bucket is a number between them. The planner
+-- adds it to queries to skip buckets (SPEC §5, pruning).
+CREATE FUNCTION tscoll._control_may_match(control jsonb, field text, strategy integer,
+                                          bound float8) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_control_may_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._control_may_match(control jsonb, field text, strategy integer,
+                                          bound numeric) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_control_may_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._control_may_match(control jsonb, field text, strategy integer,
+                                          bound jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_control_may_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- The measurements' times only, in the same order.
 CREATE FUNCTION tscoll._unpack_times(_id tscoll.objectid, data bytea, time_field text)
     RETURNS TABLE ("time" timestamptz)

@@ -169,6 +169,8 @@ class Reader {
         return n;
     }
     Value value(int64_t &previous_date, size_t depth);
+    // Moves past a value without building it; CRC32C has vouched for it.
+    void skip(size_t depth);
     bool at_end() const { return pos_ == in_.size(); }
 
   private:
@@ -235,6 +237,78 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
     }
 }
 
+void Reader::skip(size_t depth) {
+    if (depth > kMaxDepth)
+        corrupt("nesting too deep");
+    uint8_t tag = byte();
+    switch (tag) {
+        case kNull:
+        case kFalse:
+        case kTrue:
+            return;
+        case kInteger:
+        case kDate:
+            varint();
+            return;
+        case kDouble:
+            bytes(8);
+            return;
+        case kDecimal:
+        case kString:
+            bytes(varint());
+            return;
+        case kObjectId:
+            bytes(ObjectId::kSize);
+            return;
+        case kObject:
+            for (uint64_t i = 0, n = count(); i < n; i++) {
+                bytes(varint());
+                skip(depth + 1);
+            }
+            return;
+        case kArray:
+            for (uint64_t i = 0, n = count(); i < n; i++)
+                skip(depth + 1);
+            return;
+        default:
+            corrupt("unknown value tag " + std::to_string(tag));
+    }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(std::string_view bytes) {
+    uint64_t crc = 0xFFFFFFFFu;
+    const char *p = bytes.data();
+    size_t n = bytes.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t word;
+        std::memcpy(&word, p, 8);
+        crc = __builtin_ia32_crc32di(crc, word);
+    }
+    uint32_t crc32 = static_cast<uint32_t>(crc);
+    for (; n > 0; p++, n--)
+        crc32 = __builtin_ia32_crc32qi(crc32, static_cast<uint8_t>(*p));
+    return crc32 ^ 0xFFFFFFFFu;
+}
+#endif
+
+uint32_t crc32c_portable(std::string_view bytes) {
+    static const auto table = [] {
+        std::array<uint32_t, 256> t{};
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = (c & 1) ? 0x82F63B78u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    uint32_t crc = 0xFFFFFFFFu;
+    for (char ch : bytes)
+        crc = table[(crc ^ static_cast<uint8_t>(ch)) & 0xFF] ^ (crc >> 8);
+    return crc ^ 0xFFFFFFFFu;
+}
+
 }  // namespace
 
 BucketColumn &BucketData::column(const std::string &name) {
@@ -290,7 +364,9 @@ std::string BucketData::encode() const {
     return w.take();
 }
 
-BucketData BucketData::decode(std::string_view bytes) {
+BucketData BucketData::decode(std::string_view bytes) { return decode(bytes, nullptr); }
+
+BucketData BucketData::decode(std::string_view bytes, const std::vector<std::string> *wanted) {
     static_assert(sizeof(double) == 8);
     if (bytes.size() < sizeof kMagic + 1 + 4 || std::memcmp(bytes.data(), kMagic, 4) != 0)
         corrupt("not tscoll bucket data");
@@ -310,12 +386,21 @@ BucketData BucketData::decode(std::string_view bytes) {
     data.count_ = static_cast<uint32_t>(count);
     data.size_ = r.varint();
     uint64_t columns = r.count();
+    size_t densest = 0;
     for (uint64_t i = 0; i < columns; i++) {
         std::string name(r.text());
         if (data.index_.count(name) != 0)
             corrupt("field \"" + name + "\" appears twice");
-        BucketColumn &c = data.column(name);
         uint64_t n = r.count();
+        if (wanted && std::find(wanted->begin(), wanted->end(), name) == wanted->end()) {
+            for (uint64_t j = 0; j < n; j++) {
+                r.varint();
+                r.skip(0);
+            }
+            densest = std::max(densest, static_cast<size_t>(n));
+            continue;
+        }
+        BucketColumn &c = data.column(name);
         int64_t position = -1;
         int64_t previous_date = 0;
         for (uint64_t j = 0; j < n; j++) {
@@ -332,7 +417,6 @@ BucketData BucketData::decode(std::string_view bytes) {
         corrupt("trailing bytes");
     // Every measurement has the time field, so some column is dense; this
     // also bounds what measurements() allocates by the size of the data.
-    size_t densest = 0;
     for (const BucketColumn &c : data.columns_)
         densest = std::max(densest, c.positions.size());
     if (densest != data.count_)
@@ -340,21 +424,15 @@ BucketData BucketData::decode(std::string_view bytes) {
     return data;
 }
 
+// Every read checks the whole bucket, so the checksum runs at memory speed
+// where the CPU has the instruction.
 uint32_t crc32c(std::string_view bytes) {
-    static const auto table = [] {
-        std::array<uint32_t, 256> t{};
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = (c & 1) ? 0x82F63B78u ^ (c >> 1) : c >> 1;
-            t[i] = c;
-        }
-        return t;
-    }();
-    uint32_t crc = 0xFFFFFFFFu;
-    for (char ch : bytes)
-        crc = table[(crc ^ static_cast<uint8_t>(ch)) & 0xFF] ^ (crc >> 8);
-    return crc ^ 0xFFFFFFFFu;
+#if defined(__x86_64__)
+    static const bool hardware = __builtin_cpu_supports("sse4.2");
+    if (hardware)
+        return crc32c_sse42(bytes);
+#endif
+    return crc32c_portable(bytes);
 }
 
 }  // namespace tscoll

@@ -36,6 +36,9 @@ class BucketData {
     std::string encode() const;
     // Throws Error(Corrupt) on anything but a well-formed encoding.
     static BucketData decode(std::string_view bytes);
+    // Builds only the columns named in `wanted` (nullptr: all); the others
+    // are passed over, for reads that use a few fields.
+    static BucketData decode(std::string_view bytes, const std::vector<std::string> *wanted);
 
   private:
     BucketColumn &column(const std::string &name);

@@ -60,7 +60,9 @@ Datum bytea_datum(const std::string &bytes, MemoryContext context);
 Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context);
 
 // A bucket row's data; errors name the bucket (SPEC §4.4: XX001).
-BucketData decode_bucket(const ObjectId &id, bytea *data);
+// `wanted` names the only columns to build (nullptr: all).
+BucketData decode_bucket(const ObjectId &id, bytea *data,
+                         const std::vector<std::string> *wanted = nullptr);
 
 struct StoredBucket {
     ObjectId id;

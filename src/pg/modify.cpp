@@ -64,6 +64,7 @@ extern "C" {
 #include "pg/jsonb_value.hpp"
 #include "pg/modify.hpp"
 #include "pg/pg_time.hpp"
+#include "pg/read_plan.hpp"
 
 namespace {
 
@@ -654,6 +655,7 @@ bool keeps_modified_view(List *rtable) {
 
 PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_options,
                         ParamListInfo params) {
+    tscoll::pg::plan_collection_reads(parse);
     PlannedStmt *result = prev_planner
                               ? prev_planner(parse, query_string, cursor_options, params)
                               : standard_planner(parse, query_string, cursor_options, params);

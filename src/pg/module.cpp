@@ -12,6 +12,7 @@ void _PG_init(void);
 #include "pg/guard.hpp"
 #include "pg/insert.hpp"
 #include "pg/modify.hpp"
+#include "pg/read_plan.hpp"
 #include "pg/settings.hpp"
 #include "pg/ttl_monitor.hpp"
 
@@ -32,6 +33,7 @@ void _PG_init(void) {
     tscoll::pg::catalog::register_transaction_callbacks();
     tscoll::pg::register_insert_callbacks();
     tscoll::pg::register_modify_hooks();
+    tscoll::pg::register_read_plan_callbacks();
 }
 
 // Called by CREATE EXTENSION: collections work without preloading, but the

@@ -16,6 +16,7 @@ int catalog_memory_limit_kb = 64 * 1024;
 bool ttl_monitor_enabled = true;
 int ttl_monitor_sleep_secs = 60;
 int ttl_batch_size = 1000;
+bool enable_bucket_pruning = true;
 
 void define_settings() {
     DefineCustomIntVariable(
@@ -53,6 +54,12 @@ void define_settings() {
     DefineCustomIntVariable(
         "tscoll.ttl_batch_size", "Buckets the TTL monitor deletes per transaction.", nullptr,
         &ttl_batch_size, 1000, 1, 1000000, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "tscoll.enable_bucket_pruning",
+        "Whether queries on collections skip buckets that cannot match and decode only the "
+        "fields they read.",
+        "Off reads every bucket whole, for comparison.", &enable_bucket_pruning, true,
+        PGC_USERSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("tscoll");
 }
 

@@ -11,6 +11,7 @@ extern int catalog_memory_limit_kb;
 extern bool ttl_monitor_enabled;
 extern int ttl_monitor_sleep_secs;
 extern int ttl_batch_size;
+extern bool enable_bucket_pruning;
 
 void define_settings();
 

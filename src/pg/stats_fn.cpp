@@ -6,6 +6,7 @@ extern "C" {
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 }
@@ -99,5 +100,7 @@ TSCOLL_FUNCTION(tscoll_forget_series) {
             aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(bucket_table));
     });
     tscoll::pg::catalog::forget_series(bucket_table);
+    // Plans that prune with the old span are made again (read_plan.cpp).
+    tscoll::pg::pg_call([&] { CacheInvalidateRelcacheByRelid(bucket_table); });
     PG_RETURN_VOID();
 }

@@ -4,12 +4,16 @@ extern "C" {
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 }
 
 #include <algorithm>
+#include <memory>
+#include <vector>
 
 #include "core/bucket_data.hpp"
 #include "core/error.hpp"
@@ -37,7 +41,159 @@ std::string text_arg(FunctionCallInfo fcinfo, int n) {
     return std::string(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 }
 
+// What `doc->>'f'` gives for the value `v` of f: jsonb's text of it.
+std::string field_text(const Value &v) {
+    switch (v.kind()) {
+        case Value::Kind::String:
+            return v.as_string();
+        case Value::Kind::Bool:
+            return v.as_bool() ? "true" : "false";
+        case Value::Kind::ObjectId:
+            return v.as_objectid().to_hex();
+        case Value::Kind::Number: {
+            // jsonb prints numbers as numeric does: no exponent, no "-0".
+            const std::string &text = v.as_number().text;
+            if (text.find_first_of("eE") == std::string::npos && text.rfind("-0", 0) != 0)
+                return text;
+            return tscoll::pg::pg_call([&] {
+                return DatumGetCString(DirectFunctionCall1(
+                    numeric_out, DirectFunctionCall3(numeric_in, CStringGetDatum(text.c_str()),
+                                                     ObjectIdGetDatum(InvalidOid),
+                                                     Int32GetDatum(-1))));
+            });
+        }
+        default: {
+            Jsonb *jsonb = tscoll::pg::value_to_jsonb(v);
+            return tscoll::pg::pg_call(
+                [&] { return JsonbToCString(nullptr, &jsonb->root, VARSIZE(jsonb)); });
+        }
+    }
+}
+
+// One output column of _unpack_fields: a field read as text (->>) or jsonb (->).
+struct FieldColumn {
+    std::string name;
+    bool as_jsonb = false;
+    const tscoll::BucketColumn *column = nullptr;  // nullptr: no measurement has it
+    size_t next = 0;                               // cursor into column->positions
+};
+
+Datum field_datum(const Value &v, bool as_jsonb, bool &null) {
+    null = false;
+    if (as_jsonb)
+        return PointerGetDatum(tscoll::pg::value_to_jsonb(v));
+    if (v.is(Value::Kind::Null)) {
+        null = true;
+        return 0;
+    }
+    std::string text = field_text(v);
+    return tscoll::pg::pg_call(
+        [&] { return PointerGetDatum(cstring_to_text_with_len(text.data(), text.size())); });
+}
+
+std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n) {
+    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(n); });
+    Datum *elements = nullptr;
+    bool *nulls = nullptr;
+    int count = 0;
+    tscoll::pg::pg_call(
+        [&] { deconstruct_array(array, TEXTOID, -1, false, 'i', &elements, &nulls, &count); });
+    std::vector<std::string> result;
+    for (int i = 0; i < count; i++) {
+        if (nulls[i])
+            throw Error(tscoll::ErrorCode::BadValue, "field names must not be null");
+        text *t = DatumGetTextPP(elements[i]);
+        result.emplace_back(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+    }
+    return result;
+}
+
 }  // namespace
+
+// tscoll._unpack_fields(_id objectid, meta jsonb, data bytea, time_field
+// text, meta_field text, fields text[]) RETURNS SETOF record: per
+// measurement its time, a NULL doc, then for each of `fields` what the
+// view's doc->>'f' (a text column) or doc->'f' (a jsonb column) would give.
+// The planner puts it in place of _unpack when a query reads doc only that
+// way, so that only those fields are decoded (SPEC §5).
+TSCOLL_FUNCTION(tscoll_unpack_fields) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(5))
+        return PointerGetDatum(nullptr);
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    TupleDesc desc = rsinfo->setDesc;
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
+    std::string time_field = text_arg(fcinfo, 3);
+    std::string meta_field = PG_ARGISNULL(4) ? std::string() : text_arg(fcinfo, 4);
+    std::vector<std::string> names = text_array_arg(fcinfo, 5);
+    if (desc->natts != static_cast<int>(names.size()) + 2)
+        throw Error(tscoll::ErrorCode::Internal, "_unpack_fields: one column per field expected");
+
+    std::vector<std::string> wanted = names;
+    wanted.push_back(time_field);
+    BucketData bucket = decode_bucket(*id, data, &wanted);
+    const tscoll::BucketColumn *times = nullptr;
+    std::vector<FieldColumn> fields;
+    for (size_t i = 0; i < names.size(); i++)
+        fields.push_back({names[i], TupleDescAttr(desc, static_cast<int>(i) + 2)->atttypid == JSONBOID});
+    for (const tscoll::BucketColumn &c : bucket.columns()) {
+        if (c.name == time_field)
+            times = &c;
+        for (FieldColumn &f : fields)
+            if (f.name == c.name)
+                f.column = &c;
+    }
+    if (times == nullptr || times->positions.size() != bucket.count())
+        throw Error(tscoll::ErrorCode::Corrupt, "bucket data is corrupt: a measurement has no time",
+                    "Bucket _id " + id->to_hex() + ".");
+
+    // The meta field is the same in every measurement of the bucket.
+    std::vector<Datum> values(fields.size() + 2);
+    std::unique_ptr<bool[]> nulls(new bool[fields.size() + 2]());
+    std::vector<bool> from_meta(fields.size(), false);
+    if (!PG_ARGISNULL(1) && !meta_field.empty()) {
+        Value meta =
+            tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(1); }));
+        for (size_t i = 0; i < fields.size(); i++)
+            if (fields[i].name == meta_field) {
+                bool null = false;
+                values[i + 2] = field_datum(meta, fields[i].as_jsonb, null);
+                nulls[i + 2] = null;
+                from_meta[i] = true;
+            }
+    }
+    nulls[1] = true;  // doc: not read
+    for (uint32_t row = 0; row < bucket.count(); row++) {
+        const Value &time = times->values[row];
+        if (!time.is(Value::Kind::Date))
+            throw Error(tscoll::ErrorCode::Corrupt,
+                        "bucket data is corrupt: a measurement has no time",
+                        "Bucket _id " + id->to_hex() + ".");
+        values[0] = TimestampTzGetDatum(tscoll::pg::to_timestamptz(time.as_date()));
+        for (size_t i = 0; i < fields.size(); i++) {
+            FieldColumn &f = fields[i];
+            if (from_meta[i])
+                continue;
+            if (f.column == nullptr || f.next >= f.column->positions.size() ||
+                f.column->positions[f.next] != row) {
+                nulls[i + 2] = true;
+                continue;
+            }
+            const Value &v = f.column->values[f.next++];
+            bool null = false;
+            values[i + 2] = f.column == times
+                                ? field_datum(Value::string(tscoll::format_canonical_date(v.as_date())),
+                                              f.as_jsonb, null)
+                                : field_datum(v, f.as_jsonb, null);
+            nulls[i + 2] = null;
+        }
+        tscoll::pg::pg_call([&] {
+            tuplestore_putvalues(rsinfo->setResult, desc, values.data(), nulls.get());
+        });
+    }
+    return PointerGetDatum(nullptr);
+}
 
 // tscoll._unpack(_id objectid, meta jsonb, data bytea, time_field text,
 // meta_field text) RETURNS TABLE (time timestamptz, doc jsonb)

@@ -1,0 +1,636 @@
+// Planning reads of collections (SPEC §5). Before PostgreSQL plans a query,
+// every collection view it reads is rewritten in two ways:
+//
+//  * Bucket pruning: the query's conditions on the view's time column and
+//    on measurement fields become conditions on the bucket rows (min_time,
+//    max_time, control), added to the view's own WHERE. PostgreSQL then
+//    evaluates them like any condition: through the bucket table's indexes,
+//    with parameters, now() and stable expressions at execution time.
+//  * Lazy unpacking: when the query reads doc only as doc->>'f' or
+//    doc->'f' with constant keys, _unpack becomes _unpack_fields, which
+//    decodes only those fields, and each such expression reads its column.
+//
+// Meta conditions need nothing: the view's meta column is the bucket row's,
+// so PostgreSQL already evaluates them once per bucket.
+//
+// This file holds no C++ object with a destructor: it calls PostgreSQL
+// directly (see guard.hpp).
+#include "pg/read_plan.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/stratnum.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "executor/spi.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_func.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+}
+
+#include "pg/settings.hpp"
+
+namespace {
+
+// PostgreSQL's walkers take their callbacks untyped.
+template <typename Context>
+auto as_walker(bool (*f)(Node *, Context *)) {
+    return reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(f));
+}
+template <typename Context>
+auto as_mutator(Node *(*f)(Node *, Context *)) {
+    return reinterpret_cast<Node *(*)()>(reinterpret_cast<void (*)()>(f));
+}
+
+template <typename T>
+T *copy(const T *node) {
+    return static_cast<T *>(copyObjectImpl(node));
+}
+
+// A collection view as the rewriter expanded it into a query's range table:
+// SELECT m.time, b.meta, m.doc FROM buckets b, LATERAL _unpack(...) m.
+struct CollectionRead {
+    Query *query;  // the query that reads the view
+    Index view_rti;
+    Query *view;
+    Index bucket_rti;  // in view->rtable
+    Index unpack_rti;
+    AttrNumber time_column;  // the view's columns
+    AttrNumber doc_column;
+    Oid bucket_table;
+};
+
+bool is_tscoll_function(Oid funcid, const char *name, int nargs) {
+    Oid ns = get_func_namespace(funcid);
+    const char *ns_name = OidIsValid(ns) ? get_namespace_name(ns) : nullptr;
+    return ns_name != nullptr && strcmp(ns_name, "tscoll") == 0 &&
+           strcmp(get_func_name(funcid), name) == 0 && get_func_nargs(funcid) == nargs;
+}
+
+FuncExpr *unpack_call(RangeTblEntry *rte) {
+    if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1)
+        return nullptr;
+    Node *expr = linitial_node(RangeTblFunction, rte->functions)->funcexpr;
+    if (!IsA(expr, FuncExpr) || !is_tscoll_function(castNode(FuncExpr, expr)->funcid, "_unpack", 5))
+        return nullptr;
+    return castNode(FuncExpr, expr);
+}
+
+bool recognise(Query *query, Index rti, CollectionRead *read) {
+    RangeTblEntry *rte = rt_fetch(rti, query->rtable);
+    if (rte->rtekind != RTE_SUBQUERY || rte->subquery == nullptr)
+        return false;
+    Query *view = rte->subquery;
+    *read = CollectionRead{query, rti, view, 0, 0, 0, 0, InvalidOid};
+    for (Index i = 1; i <= static_cast<Index>(list_length(view->rtable)); i++) {
+        FuncExpr *call = unpack_call(rt_fetch(i, view->rtable));
+        if (call == nullptr || !IsA(linitial(call->args), Var))
+            continue;
+        read->unpack_rti = i;
+        read->bucket_rti = linitial_node(Var, call->args)->varno;
+    }
+    if (read->unpack_rti == 0 || read->bucket_rti == 0 ||
+        read->bucket_rti > static_cast<Index>(list_length(view->rtable)))
+        return false;
+    RangeTblEntry *buckets = rt_fetch(read->bucket_rti, view->rtable);
+    if (buckets->rtekind != RTE_RELATION)
+        return false;
+    read->bucket_table = buckets->relid;
+    ListCell *lc;
+    foreach (lc, view->targetList) {
+        TargetEntry *te = lfirst_node(TargetEntry, lc);
+        if (!IsA(te->expr, Var) || static_cast<Index>(castNode(Var, te->expr)->varno) != read->unpack_rti)
+            continue;
+        AttrNumber attno = castNode(Var, te->expr)->varattno;
+        if (attno == 1)
+            read->time_column = te->resno;
+        else if (attno == 2)
+            read->doc_column = te->resno;
+    }
+    return read->time_column != 0;
+}
+
+// ---------------------------------------------------------------------------
+// The current bucket_max_span_seconds of each collection, by bucket table.
+// coll_mod invalidates the bucket table's relcache entry, which empties this
+// and makes PostgreSQL replan every cached plan that reads the collection.
+
+HTAB *spans = nullptr;
+
+struct SpanEntry {
+    Oid bucket_table;
+    int64 seconds;
+};
+
+void forget_spans(Datum, Oid relid) {
+    if (spans == nullptr)
+        return;
+    if (OidIsValid(relid)) {
+        hash_search(spans, &relid, HASH_REMOVE, nullptr);
+        return;
+    }
+    HASH_SEQ_STATUS status;
+    hash_seq_init(&status, spans);
+    while (SpanEntry *e = static_cast<SpanEntry *>(hash_seq_search(&status)))
+        hash_search(spans, &e->bucket_table, HASH_REMOVE, nullptr);
+}
+
+// 0 when the catalog has no row for the table.
+int64 span_seconds(Oid bucket_table) {
+    if (spans == nullptr) {
+        HASHCTL ctl = {};
+        ctl.keysize = sizeof(Oid);
+        ctl.entrysize = sizeof(SpanEntry);
+        spans = hash_create("tscoll spans", 64, &ctl, HASH_ELEM | HASH_BLOBS);
+    }
+    bool found = false;
+    auto *e = static_cast<SpanEntry *>(hash_search(spans, &bucket_table, HASH_FIND, &found));
+    if (found)
+        return e->seconds;
+    int64 seconds = 0;
+    if (SPI_connect() != SPI_OK_CONNECT)
+        elog(ERROR, "SPI_connect failed");
+    Oid types[] = {OIDOID};
+    Datum values[] = {ObjectIdGetDatum(bucket_table)};
+    if (SPI_execute_with_args("SELECT bucket_max_span_seconds::int8 FROM tscoll.collections "
+                              "WHERE bucket_table = $1",
+                              1, types, values, nullptr, true, 1) == SPI_OK_SELECT &&
+        SPI_processed == 1) {
+        bool isnull = false;
+        Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        seconds = isnull ? 0 : DatumGetInt64(d);
+    }
+    SPI_finish();
+    e = static_cast<SpanEntry *>(hash_search(spans, &bucket_table, HASH_ENTER, nullptr));
+    e->seconds = seconds;
+    return seconds;
+}
+
+// ---------------------------------------------------------------------------
+// Bucket pruning.
+
+struct Comparison {
+    Node *subject;  // the side that is not the bound
+    Node *bound;    // free of the query's columns, not volatile
+    int strategy;   // BTLessStrategyNumber ..., as "subject <op> bound"
+    Oid opfamily;
+    Oid subject_type;
+};
+
+bool is_bound(Node *expr) {
+    return !contain_var_clause(expr) && !contain_volatile_functions(expr) &&
+           !checkExprHasSubLink(expr);
+}
+
+int commute(int strategy) {
+    return BTMaxStrategyNumber + 1 - strategy;  // < <= = >= > mirrored
+}
+
+// `node` as a btree comparison of something with a bound, else false.
+bool as_comparison(Node *node, Comparison *c) {
+    if (!IsA(node, OpExpr) || list_length(castNode(OpExpr, node)->args) != 2)
+        return false;
+    OpExpr *op = castNode(OpExpr, node);
+    Node *left = static_cast<Node *>(linitial(op->args));
+    Node *right = static_cast<Node *>(lsecond(op->args));
+    bool bound_right = is_bound(right);
+    if (!bound_right && !is_bound(left))
+        return false;
+    List *meanings = get_op_btree_interpretation(op->opno);
+    ListCell *lc;
+    foreach (lc, meanings) {
+        auto *m = static_cast<OpBtreeInterpretation *>(lfirst(lc));
+        if (m->strategy < BTLessStrategyNumber || m->strategy > BTGreaterStrategyNumber)
+            continue;
+        *c = Comparison{bound_right ? left : right, bound_right ? right : left,
+                        bound_right ? m->strategy : commute(m->strategy), m->opfamily_id,
+                        bound_right ? m->oplefttype : m->oprighttype};
+        return true;
+    }
+    return false;
+}
+
+bool is_column(Node *node, const CollectionRead &read, AttrNumber column) {
+    if (!IsA(node, Var))
+        return false;
+    Var *v = castNode(Var, node);
+    return static_cast<Index>(v->varno) == read.view_rti && v->varattno == column && v->varlevelsup == 0;
+}
+
+Node *compare(Node *left, int strategy, Oid opfamily, Node *right) {
+    Oid opno = get_opfamily_member(opfamily, exprType(left), exprType(right), strategy);
+    if (!OidIsValid(opno))
+        return nullptr;
+    auto *op = castNode(OpExpr, make_opclause(opno, BOOLOID, false, (Expr *)left,
+                                              (Expr *)copy(right), InvalidOid, InvalidOid));
+    set_opfuncid(op);
+    return reinterpret_cast<Node *>(op);
+}
+
+Node *shift(Node *bound, int64 seconds) {
+    auto *span = static_cast<Interval *>(palloc0(sizeof(Interval)));
+    span->time = (seconds < 0 ? -seconds : seconds) * USECS_PER_SEC;
+    Const *interval = makeConst(INTERVALOID, -1, InvalidOid, sizeof(Interval),
+                                PointerGetDatum(span), false, false);
+    List *name = list_make2(makeString(pstrdup("pg_catalog")),
+                            makeString(pstrdup(seconds < 0 ? "-" : "+")));
+    Oid opno = OpernameGetOprid(name, TIMESTAMPTZOID, INTERVALOID);
+    auto *op = castNode(OpExpr, make_opclause(opno, TIMESTAMPTZOID, false,
+                                              (Expr *)copy(bound), (Expr *)interval,
+                                              InvalidOid, InvalidOid));
+    set_opfuncid(op);
+    return reinterpret_cast<Node *>(op);
+}
+
+Node *bucket_column(const CollectionRead &read, const char *name) {
+    AttrNumber attno = get_attnum(read.bucket_table, name);
+    if (attno == InvalidAttrNumber)
+        return nullptr;
+    return reinterpret_cast<Node *>(
+        makeVar(read.bucket_rti, attno, get_atttype(read.bucket_table, attno), -1, InvalidOid, 0));
+}
+
+Node *all_of(List *conditions) {
+    conditions = list_delete_ptr(conditions, nullptr);
+    if (conditions == NIL)
+        return nullptr;
+    return list_length(conditions) == 1 ? static_cast<Node *>(linitial(conditions))
+                                        : reinterpret_cast<Node *>(make_andclause(conditions));
+}
+
+// MongoDB's rules (SPEC §5): time > T => max > T AND min > T - span; time <
+// T => min < T AND max < T + span; = needs both. A bucket's min_time is at
+// most its earliest measurement, max_time its latest, and the two are less
+// than the current span apart (coll_mod only raises it).
+Node *time_condition(const CollectionRead &read, const Comparison &c) {
+    Node *min_time = bucket_column(read, "min_time");
+    Node *max_time = bucket_column(read, "max_time");
+    if (min_time == nullptr || max_time == nullptr)
+        return nullptr;
+    int64 span = c.subject_type == TIMESTAMPTZOID && exprType(c.bound) == TIMESTAMPTZOID
+                     ? span_seconds(read.bucket_table)
+                     : 0;
+    bool below = c.strategy == BTLessStrategyNumber || c.strategy == BTLessEqualStrategyNumber;
+    bool above = c.strategy == BTGreaterStrategyNumber || c.strategy == BTGreaterEqualStrategyNumber;
+    List *parts = NIL;
+    if (below || c.strategy == BTEqualStrategyNumber) {
+        int s = below ? c.strategy : static_cast<int>(BTLessEqualStrategyNumber);
+        parts = lappend(parts, compare(min_time, s, c.opfamily, c.bound));
+        if (span > 0)
+            parts = lappend(parts, compare(copy(max_time), s, c.opfamily,
+                                           shift(c.bound, span)));
+    }
+    if (above || c.strategy == BTEqualStrategyNumber) {
+        int s = above ? c.strategy : static_cast<int>(BTGreaterEqualStrategyNumber);
+        parts = lappend(parts, compare(copy(max_time), s, c.opfamily, c.bound));
+        if (span > 0)
+            parts = lappend(parts, compare(copy(min_time), s, c.opfamily,
+                                           shift(c.bound, -span)));
+    }
+    return all_of(parts);
+}
+
+// The key of doc->>'key' or doc->'key' on the view's doc column, else nullptr.
+const char *field_key(Node *node, const CollectionRead &read, Oid funcid) {
+    if (read.doc_column == 0 || !IsA(node, OpExpr))
+        return nullptr;
+    OpExpr *op = castNode(OpExpr, node);
+    set_opfuncid(op);
+    if (op->opfuncid != funcid || list_length(op->args) != 2 ||
+        !is_column(static_cast<Node *>(linitial(op->args)), read, read.doc_column) ||
+        !IsA(lsecond(op->args), Const))
+        return nullptr;
+    Const *key = lsecond_node(Const, op->args);
+    if (key->constisnull || key->consttype != TEXTOID)
+        return nullptr;
+    return TextDatumGetCString(key->constvalue);
+}
+
+// (doc->>'f')::float8|numeric|int <op> bound, or doc->'f' <op> bound (jsonb):
+// tscoll._control_may_match(control, 'f', strategy, bound).
+Node *field_condition(const CollectionRead &read, const Comparison &c) {
+    const char *key = nullptr;
+    Node *bound = c.bound;
+    Oid bound_type = exprType(bound);
+    if (IsA(c.subject, CoerceViaIO)) {
+        Oid to = castNode(CoerceViaIO, c.subject)->resulttype;
+        key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, c.subject)->arg), read,
+                        F_JSONB_OBJECT_FIELD_TEXT);
+        if (to == FLOAT8OID && bound_type == FLOAT8OID) {
+        } else if (to == NUMERICOID && bound_type == NUMERICOID) {
+        } else if ((to == INT2OID || to == INT4OID || to == INT8OID) &&
+                   (bound_type == INT2OID || bound_type == INT4OID || bound_type == INT8OID)) {
+            bound = coerce_to_target_type(nullptr, bound, bound_type, NUMERICOID, -1,
+                                          COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1);
+        } else {
+            return nullptr;
+        }
+    } else if (bound_type == JSONBOID) {
+        key = field_key(c.subject, read, F_JSONB_OBJECT_FIELD);
+    }
+    if (key == nullptr || bound == nullptr)
+        return nullptr;
+    Node *control = bucket_column(read, "control");
+    if (control == nullptr)
+        return nullptr;
+    List *args = list_make4(control, makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+                                               CStringGetTextDatum(key), false, false),
+                            makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(c.strategy),
+                                      false, true),
+                            copy(bound));
+    Oid types[] = {JSONBOID, TEXTOID, INT4OID, exprType(bound)};
+    List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_control_may_match")));
+    Oid fn = LookupFuncName(name, 4, types, true);
+    if (!OidIsValid(fn))
+        return nullptr;
+    return reinterpret_cast<Node *>(
+        makeFuncExpr(fn, BOOLOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+}
+
+// A condition on bucket rows implied by the query's condition `qual`, or
+// nullptr when it implies none.
+Node *bucket_condition(const CollectionRead &read, Node *qual) {
+    if (qual == nullptr)
+        return nullptr;
+    if (IsA(qual, List))
+        qual = reinterpret_cast<Node *>(make_ands_explicit(castNode(List, qual)));
+    if (is_andclause(qual)) {
+        List *parts = NIL;
+        ListCell *lc;
+        foreach (lc, castNode(BoolExpr, qual)->args)
+            parts = lappend(parts, bucket_condition(read, static_cast<Node *>(lfirst(lc))));
+        return all_of(parts);
+    }
+    if (is_orclause(qual)) {
+        List *parts = NIL;
+        ListCell *lc;
+        foreach (lc, castNode(BoolExpr, qual)->args) {
+            Node *part = bucket_condition(read, static_cast<Node *>(lfirst(lc)));
+            if (part == nullptr)
+                return nullptr;
+            parts = lappend(parts, part);
+        }
+        return reinterpret_cast<Node *>(make_orclause(parts));
+    }
+    Comparison c;
+    if (!as_comparison(qual, &c))
+        return nullptr;
+    if (is_column(c.subject, read, read.time_column))
+        return time_condition(read, c);
+    return field_condition(read, c);
+}
+
+void add_bucket_conditions(const CollectionRead &read) {
+    Node *condition = bucket_condition(read, read.query->jointree->quals);
+    if (condition == nullptr)
+        return;
+    FromExpr *from = read.view->jointree;
+    from->quals = from->quals == nullptr
+                      ? condition
+                      : reinterpret_cast<Node *>(make_andclause(list_make2(from->quals, condition)));
+}
+
+// ---------------------------------------------------------------------------
+// Lazy unpacking.
+
+struct FieldUse {
+    const CollectionRead *read;
+    int levels;        // query levels below read->query
+    int other_uses;    // references to doc (or the whole row) of any other form
+    List *keys;        // the fields' keys, as String nodes
+    List *as_jsonb;    // for each key: whether it is read with -> (int list)
+    List *collations;  // for each key: the collation of the expression (oid list)
+};
+
+// The position of (key, jsonb) in use->keys; appended when new.
+int field_index(FieldUse *use, const char *key, bool jsonb, Oid collation) {
+    int i = 0;
+    ListCell *k, *j;
+    forboth (k, use->keys, j, use->as_jsonb) {
+        if (strcmp(strVal(lfirst(k)), key) == 0 && lfirst_int(j) == jsonb)
+            return i;
+        i++;
+    }
+    use->keys = lappend(use->keys, makeString(pstrdup(key)));
+    use->as_jsonb = lappend_int(use->as_jsonb, jsonb);
+    use->collations = lappend_oid(use->collations, collation);
+    return i;
+}
+
+const char *field_read(Node *node, FieldUse *use, bool *jsonb) {
+    if (!IsA(node, OpExpr) || list_length(castNode(OpExpr, node)->args) != 2)
+        return nullptr;
+    OpExpr *op = castNode(OpExpr, node);
+    Node *doc = static_cast<Node *>(linitial(op->args));
+    if (!IsA(doc, Var) || static_cast<Index>(castNode(Var, doc)->varno) != use->read->view_rti ||
+        castNode(Var, doc)->varlevelsup != static_cast<Index>(use->levels) ||
+        castNode(Var, doc)->varattno != use->read->doc_column || !IsA(lsecond(op->args), Const))
+        return nullptr;
+    set_opfuncid(op);
+    Const *key = lsecond_node(Const, op->args);
+    if (key->constisnull || key->consttype != TEXTOID ||
+        (op->opfuncid != F_JSONB_OBJECT_FIELD_TEXT && op->opfuncid != F_JSONB_OBJECT_FIELD))
+        return nullptr;
+    *jsonb = op->opfuncid == F_JSONB_OBJECT_FIELD;
+    return TextDatumGetCString(key->constvalue);
+}
+
+// Whether `v`, a column of a join in the reading query, is the view's doc
+// (or could be: whole rows and merged columns count).
+bool join_column_is_doc(const CollectionRead &read, const Var *v) {
+    RangeTblEntry *rte = rt_fetch(v->varno, read.query->rtable);
+    if (rte->rtekind != RTE_JOIN)
+        return false;
+    if (v->varattno == 0)
+        return true;
+    Node *alias = static_cast<Node *>(list_nth(rte->joinaliasvars, v->varattno - 1));
+    if (alias == nullptr || !IsA(alias, Var))
+        return alias != nullptr;
+    const Var *aliased = castNode(Var, alias);
+    if (static_cast<Index>(aliased->varno) == read.view_rti)
+        return aliased->varattno == read.doc_column || aliased->varattno == 0;
+    return join_column_is_doc(read, aliased);
+}
+
+bool count_doc_uses(Node *node, FieldUse *use) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Query)) {
+        use->levels++;
+        bool result = query_tree_walker(castNode(Query, node),
+                                        as_walker(count_doc_uses), use, 0);
+        use->levels--;
+        return result;
+    }
+    bool jsonb = false;
+    if (field_read(node, use, &jsonb) != nullptr)
+        return false;
+    if (IsA(node, Var)) {
+        Var *v = castNode(Var, node);
+        if (v->varlevelsup != static_cast<Index>(use->levels))
+            return false;
+        if (static_cast<Index>(v->varno) == use->read->view_rti
+                ? v->varattno == use->read->doc_column || v->varattno == 0
+                : join_column_is_doc(*use->read, v))
+            use->other_uses++;
+        return false;
+    }
+    return expression_tree_walker(node, as_walker(count_doc_uses), use);
+}
+
+// Replaces doc->>'f' and doc->'f' by the view's new column for f.
+Node *read_field_columns(Node *node, FieldUse *use) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, Query)) {
+        use->levels++;
+        Query *q = query_tree_mutator(castNode(Query, node),
+                                      as_mutator(read_field_columns), use, 0);
+        use->levels--;
+        return reinterpret_cast<Node *>(q);
+    }
+    bool jsonb = false;
+    if (const char *key = field_read(node, use, &jsonb)) {
+        int i = field_index(use, key, jsonb, exprCollation(node));
+        AttrNumber column = list_length(use->read->view->targetList) + 1 + i;
+        return reinterpret_cast<Node *>(makeVar(use->read->view_rti, column, exprType(node), -1,
+                                                exprCollation(node), use->levels));
+    }
+    return expression_tree_mutator(node, as_mutator(read_field_columns), use);
+}
+
+// The view's unpacking becomes _unpack_fields(..., keys) with a column per
+// field after time and doc; the view gets a matching column each.
+// tscoll._unpack_fields for the arguments of the view's _unpack call, or
+// InvalidOid in a database whose tscoll predates it.
+Oid unpack_fields_function(const CollectionRead &read) {
+    RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
+    auto *call = castNode(FuncExpr, linitial_node(RangeTblFunction, unpack->functions)->funcexpr);
+    Oid types[6];
+    int n = 0;
+    ListCell *lc;
+    foreach (lc, call->args)
+        types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
+    types[5] = TEXTARRAYOID;
+    List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_unpack_fields")));
+    return LookupFuncName(name, 6, types, true);
+}
+
+void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
+    RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
+    auto *function = linitial_node(RangeTblFunction, unpack->functions);
+    FuncExpr *old_call = castNode(FuncExpr, function->funcexpr);
+    ListCell *lc;
+    int count = list_length(use.keys);
+    Datum *keys = static_cast<Datum *>(palloc(sizeof(Datum) * count));
+    int i = 0;
+    foreach (lc, use.keys)
+        keys[i++] = CStringGetTextDatum(strVal(lfirst(lc)));
+    ArrayType *array = construct_array(keys, count, TEXTOID, -1, false, TYPALIGN_INT);
+    List *args = list_copy(old_call->args);
+    args = lappend(args, makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false,
+                                   false));
+    FuncExpr *call = makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+    call->funcretset = true;
+    function->funcexpr = reinterpret_cast<Node *>(call);
+
+    List *names = list_make2(makeString(pstrdup("time")), makeString(pstrdup("doc")));
+    List *coltypes = list_make2_oid(TIMESTAMPTZOID, JSONBOID);
+    List *typmods = list_make2_int(-1, -1);
+    List *collations = list_make2_oid(InvalidOid, InvalidOid);
+    AttrNumber next_view_column = list_length(read.view->targetList) + 1;
+    RangeTblEntry *view_rte = rt_fetch(read.view_rti, read.query->rtable);
+    ListCell *k, *j, *c;
+    i = 0;
+    forthree (k, use.keys, j, use.as_jsonb, c, use.collations) {
+        Oid type = lfirst_int(j) ? JSONBOID : TEXTOID;
+        names = lappend(names, makeString(pstrdup(strVal(lfirst(k)))));
+        coltypes = lappend_oid(coltypes, type);
+        typmods = lappend_int(typmods, -1);
+        collations = lappend_oid(collations, lfirst_oid(c));
+        Var *column = makeVar(read.unpack_rti, 3 + i, type, -1, lfirst_oid(c), 0);
+        read.view->targetList =
+            lappend(read.view->targetList,
+                    makeTargetEntry(reinterpret_cast<Expr *>(column), next_view_column++,
+                                    pstrdup(strVal(lfirst(k))), false));
+        view_rte->eref->colnames = lappend(view_rte->eref->colnames, makeString(pstrdup(strVal(lfirst(k)))));
+        i++;
+    }
+    function->funccolcount = 2 + count;
+    function->funccolnames = names;
+    function->funccoltypes = coltypes;
+    function->funccoltypmods = typmods;
+    function->funccolcollations = collations;
+    unpack->eref->colnames = list_copy(names);
+}
+
+void unpack_only_used_fields(CollectionRead read) {
+    Oid fn = unpack_fields_function(read);
+    if (read.doc_column == 0 || !OidIsValid(fn))
+        return;
+    FieldUse use = {&read, 0, 0, NIL, NIL, NIL};
+    query_tree_walker(read.query, as_walker(count_doc_uses), &use,
+                      QTW_IGNORE_JOINALIASES);
+    if (use.other_uses > 0)
+        return;
+    query_tree_mutator(read.query, as_mutator(read_field_columns), &use,
+                       QTW_DONT_COPY_QUERY | QTW_IGNORE_JOINALIASES);
+    // The mutator copied the range table; find the view again.
+    if (!recognise(read.query, read.view_rti, &read))
+        elog(ERROR, "tscoll: lost the collection view while planning");
+    unpack_fields(read, use, fn);
+}
+
+bool plan_reads_in(Node *node, void *context);
+
+void plan_query_reads(Query *query) {
+    for (Index rti = 1; rti <= static_cast<Index>(list_length(query->rtable)); rti++) {
+        CollectionRead read;
+        if (!recognise(query, rti, &read))
+            continue;
+        add_bucket_conditions(read);
+        unpack_only_used_fields(read);
+    }
+}
+
+bool plan_reads_in(Node *node, void *context) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Query)) {
+        plan_query_reads(castNode(Query, node));
+        return query_tree_walker(castNode(Query, node), as_walker(plan_reads_in),
+                                 context, 0);
+    }
+    return expression_tree_walker(node, as_walker(plan_reads_in), context);
+}
+
+}  // namespace
+
+namespace tscoll::pg {
+
+void plan_collection_reads(Query *parse) {
+    if (!enable_bucket_pruning)
+        return;
+    plan_reads_in(reinterpret_cast<Node *>(parse), nullptr);
+}
+
+void register_read_plan_callbacks() {
+    CacheRegisterRelcacheCallback(forget_spans, 0);
+}
+
+}  // namespace tscoll::pg

@@ -1,0 +1,15 @@
+// Planning reads of collections: bucket pruning and lazy unpacking (SPEC §5).
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "nodes/parsenodes.h"
+}
+
+namespace tscoll::pg {
+
+// Rewrites every read of a collection view in `parse`, before planning.
+void plan_collection_reads(Query *parse);
+void register_read_plan_callbacks();
+
+}  // namespace tscoll::pg
