@@ -265,8 +265,13 @@ Node *bucket_column(const CollectionRead &read, const char *name) {
         makeVar(read.bucket_rti, attno, get_atttype(read.bucket_table, attno), -1, InvalidOid, 0));
 }
 
-Node *all_of(List *conditions) {
-    conditions = list_delete_ptr(conditions, nullptr);
+// The AND of the conditions that are not nullptr (which imply nothing).
+Node *all_of(List *parts) {
+    List *conditions = NIL;
+    ListCell *lc;
+    foreach (lc, parts)
+        if (lfirst(lc) != nullptr)
+            conditions = lappend(conditions, lfirst(lc));
     if (conditions == NIL)
         return nullptr;
     return list_length(conditions) == 1 ? static_cast<Node *>(linitial(conditions))

@@ -1,0 +1,188 @@
+-- Queries on the view (SPEC §5): bucket pruning on time and on measurement
+-- fields, lazy unpacking, and tscoll.enable_bucket_pruning. Random
+-- predicates give the same rows with pruning on, with it off, and from a
+-- plain table holding the same measurements.
+\i test/setup.psql
+SET TimeZone = 'UTC';
+SELECT setseed(0.42);
+SELECT tscoll.create_collection('p', 't', 'm', bucket_max_span_seconds => 600,
+                                bucket_rounding_seconds => 600);
+-- 3,000 measurements over two days in 6 series (one without meta), one in
+-- ten out of order, buckets of at most 20. v is mostly a float, sometimes an
+-- integer, a numeric string, null or missing; w an integer or an integer
+-- string.
+SET tscoll.bucket_max_count = 20;
+INSERT INTO p (t, m, doc)
+SELECT t, m, doc FROM (
+SELECT '2024-03-01'::timestamptz + (random() * 172800)::int * interval '1 second' AS t,
+       CASE WHEN i % 6 = 5 THEN NULL ELSE jsonb_build_object('s', i % 6) END AS m,
+       jsonb_strip_nulls(jsonb_build_object(
+           'v', CASE WHEN i % 50 = 0 THEN to_jsonb('12.5'::text)
+                     WHEN i % 37 = 0 THEN 'null'::jsonb
+                     WHEN i % 41 = 0 THEN NULL
+                     WHEN i % 7 = 0 THEN to_jsonb((random() * 100)::int)
+                     ELSE to_jsonb(round((random() * 100)::numeric, 2)) END,
+           'w', CASE WHEN i % 90 = 0 THEN to_jsonb('77'::text) ELSE to_jsonb(i % 100) END,
+           's', 'x' || (i % 4))) AS doc
+  FROM generate_series(1, 3000) i) AS measurements
+ ORDER BY t + CASE WHEN random() < 0.1 THEN interval '-1 hour' ELSE interval '0' END;
+RESET tscoll.bucket_max_count;
+SELECT count(*) AS buckets FROM "system.buckets.p";
+
+-- The same measurements in a plain table, read with pruning off.
+SET tscoll.enable_bucket_pruning = off;
+CREATE TABLE plain AS SELECT t, m, doc FROM p;
+RESET tscoll.enable_bucket_pruning;
+SELECT count(*) FROM plain;
+
+-- count and a hash of what the query reads, with `predicate` on `rel`.
+CREATE FUNCTION digest(rel text, predicate text, pruning boolean) RETURNS text
+    LANGUAGE plpgsql AS
+$$
+DECLARE
+    result text;
+BEGIN
+    PERFORM set_config('tscoll.enable_bucket_pruning', pruning::text, true);
+    EXECUTE format($q$SELECT count(*) || '/' || coalesce(sum(hashtext(concat_ws('|', t, m,
+                              doc->>'v', doc->'w', doc->>'s')))::text, '-') FROM %s WHERE %s$q$,
+                   rel, predicate) INTO result;
+    RETURN result;
+END
+$$;
+
+CREATE FUNCTION random_time() RETURNS text LANGUAGE sql AS
+$$ SELECT quote_literal('2024-03-01'::timestamptz - interval '1 hour'
+                       + (random() * 180000)::int * interval '1 second') $$;
+
+-- A random condition: time, meta or field comparisons, and AND/OR of them.
+CREATE FUNCTION random_condition(depth int) RETURNS text LANGUAGE plpgsql AS
+$$
+DECLARE
+    ops text[] := ARRAY['<', '<=', '=', '>=', '>'];
+    op text := ops[1 + floor(random() * 5)::int];
+    r float8 := random();
+BEGIN
+    IF depth > 0 AND r < 0.3 THEN
+        RETURN '(' || random_condition(depth - 1)
+               || CASE WHEN random() < 0.5 THEN ' AND ' ELSE ' OR ' END
+               || random_condition(depth - 1) || ')';
+    ELSIF r < 0.45 THEN
+        RETURN 't ' || op || ' ' || random_time();
+    ELSIF r < 0.5 THEN
+        RETURN 't = ' || quote_literal((SELECT t FROM plain ORDER BY random() LIMIT 1));
+    ELSIF r < 0.55 THEN
+        RETURN 't BETWEEN ' || random_time() || ' AND ' || random_time();
+    ELSIF r < 0.65 THEN
+        RETURN CASE WHEN random() < 0.2 THEN 'm IS NULL'
+                    ELSE format('m->>''s'' = ''%s''', (random() * 5)::int) END;
+    ELSIF r < 0.75 THEN
+        RETURN format('(doc->>''v'')::float8 %s %s', op, round((random() * 110 - 5)::numeric, 2));
+    ELSIF r < 0.8 THEN
+        RETURN format('(doc->>''v'')::numeric %s %s', op, round((random() * 110 - 5)::numeric, 2));
+    ELSIF r < 0.9 THEN
+        RETURN format('(doc->>''w'')::int %s %s', op, (random() * 110)::int - 5);
+    ELSE
+        RETURN format('doc->''v'' %s ''%s''', op, round((random() * 110 - 5)::numeric, 1));
+    END IF;
+END
+$$;
+
+CREATE TABLE tried (predicate text, pruned text, unpruned text, expected text);
+DO $$
+DECLARE
+    predicate text;
+BEGIN
+    FOR i IN 1..400 LOOP
+        predicate := random_condition(2);
+        INSERT INTO tried VALUES (predicate, digest('p', predicate, true),
+                                  digest('p', predicate, false), digest('plain', predicate, false));
+    END LOOP;
+END
+$$;
+SELECT count(*) AS predicates,
+       count(*) FILTER (WHERE expected NOT LIKE '0/%') AS matching_some,
+       count(*) FILTER (WHERE pruned <> expected OR unpruned <> expected) AS wrong
+  FROM tried;
+SELECT * FROM tried WHERE pruned <> expected OR unpruned <> expected LIMIT 5;
+
+-- Pruning reads fewer buckets: time, field and meta conditions.
+CREATE FUNCTION buckets_read(query text, pruning boolean) RETURNS int LANGUAGE plpgsql AS
+$$
+DECLARE
+    plan json;
+BEGIN
+    PERFORM set_config('tscoll.enable_bucket_pruning', pruning::text, true);
+    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || query INTO plan;
+    RETURN (WITH RECURSIVE nodes(n) AS (
+                SELECT plan->0->'Plan'
+                UNION ALL
+                SELECT c FROM nodes, json_array_elements(n->'Plans') c)
+            SELECT sum((n->>'Actual Rows')::int) FROM nodes
+             WHERE n->>'Relation Name' = 'system.buckets.p');
+END
+$$;
+SELECT q, buckets_read(q, true) AS pruned, buckets_read(q, false) AS unpruned
+  FROM (VALUES ($$SELECT count(*) FROM p WHERE t >= '2024-03-02 10:00' AND t < '2024-03-02 11:00'$$),
+               ($$SELECT count(*) FROM p WHERE t < '2024-03-01 01:00' OR t > '2024-03-02 23:00'$$),
+               ($$SELECT count(*) FROM p WHERE (doc->>'v')::float8 > 99.5$$),
+               ($$SELECT count(*) FROM p WHERE m->>'s' = '3'$$)) AS queries(q);
+RESET tscoll.enable_bucket_pruning;
+
+-- What EXPLAIN shows: the bucket conditions, widened by the span (10 min).
+EXPLAIN (COSTS OFF)
+SELECT t, (doc->>'v')::float8 FROM p
+ WHERE t >= '2024-03-02 10:00' AND t < '2024-03-02 11:00' AND (doc->>'v')::float8 > 90;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE t = '2024-03-02 10:00';
+-- Pruning off: no bucket conditions, every field decoded.
+SET tscoll.enable_bucket_pruning = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE t = '2024-03-02 10:00';
+RESET tscoll.enable_bucket_pruning;
+-- A query that reads doc whole unpacks it whole.
+EXPLAIN (COSTS OFF) SELECT doc FROM p WHERE t = '2024-03-02 10:00';
+SELECT count(*) FROM p WHERE t = '2024-03-02 10:00';
+-- Only time and meta read: no field is decoded.
+EXPLAIN (COSTS OFF, VERBOSE) SELECT t, m FROM p WHERE m->>'s' = '1';
+
+-- Parameters in generic plans, now() and stable expressions.
+SET plan_cache_mode = force_generic_plan;
+PREPARE q1(timestamptz, timestamptz, float8) AS
+    SELECT count(*) FROM p WHERE t >= $1 AND t < $2 AND (doc->>'v')::float8 > $3;
+PREPARE q2(timestamptz, timestamptz, float8) AS
+    SELECT count(*) FROM plain WHERE t >= $1 AND t < $2 AND (doc->>'v')::float8 > $3;
+EXPLAIN (COSTS OFF) EXECUTE q1('2024-03-02', '2024-03-02 01:00', 50);
+EXECUTE q1('2024-03-02', '2024-03-02 01:00', 50);
+EXECUTE q2('2024-03-02', '2024-03-02 01:00', 50);
+EXECUTE q1('2024-03-01 05:17', '2024-03-02 17:03', 97.5);
+EXECUTE q2('2024-03-01 05:17', '2024-03-02 17:03', 97.5);
+RESET plan_cache_mode;
+SELECT (SELECT count(*) FROM p WHERE t > '2024-03-01'::date + interval '30 hours')
+     = (SELECT count(*) FROM plain WHERE t > '2024-03-01'::date + interval '30 hours') AS same;
+SELECT tscoll.create_collection('recent', 't');
+INSERT INTO recent SELECT now() - i * interval '1 minute', '{}' FROM generate_series(0, 299) i;
+SELECT count(*) FROM recent WHERE t > now() - interval '90 minutes' AND t <= now();
+EXPLAIN (COSTS OFF) SELECT count(*) FROM recent WHERE t > now() - interval '90 minutes';
+
+-- After coll_mod raises the span, plans made before prune with the new one.
+SELECT tscoll.create_collection('g', 't', 'm', 'seconds');
+INSERT INTO g VALUES ('2024-01-01 00:00', '1', '{"v": 1}');
+SET plan_cache_mode = force_generic_plan;
+PREPARE later(timestamptz) AS SELECT count(*) FROM g WHERE t >= $1;
+EXECUTE later('2024-01-01 04:00');
+SELECT tscoll.coll_mod('g', '{"timeseries": {"granularity": "minutes"}}');
+-- One bucket now spans five hours.
+INSERT INTO g VALUES ('2024-01-02 00:00', '1', '{"v": 2}'), ('2024-01-02 05:00', '1', '{"v": 3}');
+SELECT count(*) AS buckets FROM "system.buckets.g";
+EXECUTE later('2024-01-02 04:00');
+SELECT count(*) FROM g WHERE t >= '2024-01-02 04:00';
+RESET plan_cache_mode;
+
+-- Views on the view, joins and subqueries read the same rows.
+CREATE VIEW hot AS SELECT t, m, (doc->>'v')::float8 AS v FROM p WHERE (doc->>'v')::float8 > 95;
+SELECT (SELECT count(*) FROM hot WHERE t < '2024-03-02')
+     = (SELECT count(*) FROM plain WHERE (doc->>'v')::float8 > 95 AND t < '2024-03-02') AS same;
+SELECT (SELECT count(*) FROM p JOIN plain USING (t) WHERE p.t < '2024-03-01 06:00' AND p.doc->>'s' = 'x1')
+     = (SELECT count(*) FROM plain a JOIN plain b USING (t) WHERE a.t < '2024-03-01 06:00' AND a.doc->>'s' = 'x1')
+       AS same;
+SELECT (SELECT count(*) FROM plain WHERE EXISTS (SELECT FROM p WHERE p.t = plain.t AND p.doc->>'w' = '7'))
+     = (SELECT count(*) FROM plain WHERE doc->>'w' = '7') AS same;
+DROP VIEW hot;
