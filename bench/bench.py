@@ -44,6 +44,9 @@ def create(conn, system, suffix=""):
     name = table(system, suffix)
     if system == "tscoll":
         conn.execute("SELECT tscoll.create_collection(%s, 'time', 'tags', 'seconds')", [name])
+        # The index the plain tables have, as MongoDB would declare it.
+        conn.execute("SELECT tscoll.create_index(%s, '{\"tags.hostname\": 1, \"time\": 1}')",
+                     [name])
     elif system == "jsonb":
         conn.execute(f"CREATE TABLE {name} (time timestamptz NOT NULL, tags jsonb NOT NULL, "
                      f"doc jsonb NOT NULL)")

@@ -37,8 +37,11 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 }
@@ -70,7 +73,8 @@ struct CollectionRead {
     Query *view;
     Index bucket_rti;  // in view->rtable
     Index unpack_rti;
-    AttrNumber time_column;  // the view's columns
+    AttrNumber time_column;  // the view's columns (0: none)
+    AttrNumber meta_column;
     AttrNumber doc_column;
     Oid bucket_table;
 };
@@ -96,7 +100,7 @@ bool recognise(Query *query, Index rti, CollectionRead *read) {
     if (rte->rtekind != RTE_SUBQUERY || rte->subquery == nullptr)
         return false;
     Query *view = rte->subquery;
-    *read = CollectionRead{query, rti, view, 0, 0, 0, 0, InvalidOid};
+    *read = CollectionRead{query, rti, view, 0, 0, 0, 0, 0, InvalidOid};
     for (Index i = 1; i <= static_cast<Index>(list_length(view->rtable)); i++) {
         FuncExpr *call = unpack_call(rt_fetch(i, view->rtable));
         if (call == nullptr || !IsA(linitial(call->args), Var))
@@ -112,11 +116,17 @@ bool recognise(Query *query, Index rti, CollectionRead *read) {
         return false;
     read->bucket_table = buckets->relid;
     ListCell *lc;
+    AttrNumber bucket_meta = get_attnum(read->bucket_table, "meta");
     foreach (lc, view->targetList) {
         TargetEntry *te = lfirst_node(TargetEntry, lc);
-        if (!IsA(te->expr, Var) || static_cast<Index>(castNode(Var, te->expr)->varno) != read->unpack_rti)
+        if (!IsA(te->expr, Var))
             continue;
+        Index varno = castNode(Var, te->expr)->varno;
         AttrNumber attno = castNode(Var, te->expr)->varattno;
+        if (varno == read->bucket_rti && attno == bucket_meta)
+            read->meta_column = te->resno;
+        if (varno != read->unpack_rti)
+            continue;
         if (attno == 1)
             read->time_column = te->resno;
         else if (attno == 2)
@@ -367,6 +377,72 @@ Node *field_condition(const CollectionRead &read, const Comparison &c) {
         makeFuncExpr(fn, BOOLOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
 }
 
+// The jsonb values whose ->> text is `text`: the string, and the number or
+// boolean that jsonb prints as exactly `text`.
+List *jsonb_spellings(const char *text) {
+    StringInfoData quoted;
+    initStringInfo(&quoted);
+    escape_json(&quoted, text);
+    Datum string = DirectFunctionCall1(jsonb_in, CStringGetDatum(quoted.data));
+    List *values = list_make1(makeConst(JSONBOID, -1, InvalidOid, -1, string, false, false));
+    size_t length = strlen(text);
+    const char *digits = text + (text[0] == '-');
+    const char *dot = strchr(digits, '.');
+    bool number = length > 0 && length < 1000 && isdigit(static_cast<unsigned char>(digits[0])) &&
+                  strspn(digits, "0123456789.") == strlen(digits) &&
+                  (dot == nullptr || strchr(dot + 1, '.') == nullptr);
+    if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0 ||
+        (number && strchr("0123456789", text[length - 1]) != nullptr)) {
+        // Only a canonical spelling can be jsonb's output; anything else,
+        // such as "05" or "1.", is left to the string alone.
+        Datum parsed = number ? DirectFunctionCall3(numeric_in, CStringGetDatum(text),
+                                                    ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1))
+                              : 0;
+        if (!number || strcmp(DatumGetCString(DirectFunctionCall1(numeric_out, parsed)), text) == 0)
+            values = lappend(values, makeConst(JSONBOID, -1, InvalidOid, -1,
+                                               DirectFunctionCall1(jsonb_in, CStringGetDatum(text)),
+                                               false, false));
+    }
+    return values;
+}
+
+// meta->>'k' = 'text' => meta->'k' IN (the jsonb values printed as 'text'),
+// which an index on a meta subfield (MongoDB's "meta.k") can serve.
+Node *meta_condition(const CollectionRead &read, const Comparison &c) {
+    if (c.strategy != BTEqualStrategyNumber || !IsA(c.bound, Const) ||
+        castNode(Const, c.bound)->constisnull || castNode(Const, c.bound)->consttype != TEXTOID ||
+        !IsA(c.subject, OpExpr))
+        return nullptr;
+    OpExpr *field = castNode(OpExpr, c.subject);
+    set_opfuncid(field);
+    if (field->opfuncid != F_JSONB_OBJECT_FIELD_TEXT ||
+        !is_column(static_cast<Node *>(linitial(field->args)), read, read.meta_column) ||
+        !IsA(lsecond(field->args), Const))
+        return nullptr;
+    Node *meta = bucket_column(read, "meta");
+    List *arrow = list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup("->")));
+    List *equals = list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup("=")));
+    Oid arrow_op = OpernameGetOprid(arrow, JSONBOID, TEXTOID);
+    Oid equals_op = OpernameGetOprid(equals, JSONBOID, JSONBOID);
+    if (meta == nullptr || !OidIsValid(arrow_op) || !OidIsValid(equals_op))
+        return nullptr;
+    Expr *subfield = make_opclause(arrow_op, JSONBOID, false, (Expr *)meta,
+                                   (Expr *)copy(lsecond(field->args)), InvalidOid,
+                                   DEFAULT_COLLATION_OID);
+    set_opfuncid(castNode(OpExpr, subfield));
+    List *values = jsonb_spellings(TextDatumGetCString(castNode(Const, c.bound)->constvalue));
+    List *alternatives = NIL;
+    ListCell *lc;
+    foreach (lc, values) {
+        Expr *eq = make_opclause(equals_op, BOOLOID, false, copy(subfield),
+                                 static_cast<Expr *>(lfirst(lc)), InvalidOid, InvalidOid);
+        set_opfuncid(castNode(OpExpr, eq));
+        alternatives = lappend(alternatives, eq);
+    }
+    return list_length(alternatives) == 1 ? static_cast<Node *>(linitial(alternatives))
+                                          : reinterpret_cast<Node *>(make_orclause(alternatives));
+}
+
 // A condition on bucket rows implied by the query's condition `qual`, or
 // nullptr when it implies none.
 Node *bucket_condition(const CollectionRead &read, Node *qual) {
@@ -397,6 +473,8 @@ Node *bucket_condition(const CollectionRead &read, Node *qual) {
         return nullptr;
     if (is_column(c.subject, read, read.time_column))
         return time_condition(read, c);
+    if (Node *meta = meta_condition(read, c))
+        return meta;
     return field_condition(read, c);
 }
 

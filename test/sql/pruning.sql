@@ -7,7 +7,8 @@ SET TimeZone = 'UTC';
 SELECT setseed(0.42);
 SELECT tscoll.create_collection('p', 't', 'm', bucket_max_span_seconds => 600,
                                 bucket_rounding_seconds => 600);
--- 3,000 measurements over two days in 6 series (one without meta), one in
+-- 3,000 measurements over two days in 6 series (one without meta, one
+-- whose s is a string), one in
 -- ten out of order, buckets of at most 20. v is mostly a float, sometimes an
 -- integer, a numeric string, null or missing; w an integer or an integer
 -- string.
@@ -15,7 +16,8 @@ SET tscoll.bucket_max_count = 20;
 INSERT INTO p (t, m, doc)
 SELECT t, m, doc FROM (
 SELECT '2024-03-01'::timestamptz + (random() * 172800)::int * interval '1 second' AS t,
-       CASE WHEN i % 6 = 5 THEN NULL ELSE jsonb_build_object('s', i % 6) END AS m,
+       CASE WHEN i % 6 = 5 THEN NULL WHEN i % 6 = 4 THEN '{"s": "4"}'
+            ELSE jsonb_build_object('s', i % 6) END AS m,
        jsonb_strip_nulls(jsonb_build_object(
            'v', CASE WHEN i % 50 = 0 THEN to_jsonb('12.5'::text)
                      WHEN i % 37 = 0 THEN 'null'::jsonb
@@ -28,6 +30,9 @@ SELECT '2024-03-01'::timestamptz + (random() * 172800)::int * interval '1 second
  ORDER BY t + CASE WHEN random() < 0.1 THEN interval '-1 hour' ELSE interval '0' END;
 RESET tscoll.bucket_max_count;
 SELECT count(*) AS buckets FROM "system.buckets.p";
+-- An index on a meta subfield serves meta->>'s' = '...' conditions.
+SELECT tscoll.create_index('p', '{"m.s": 1, "t": 1}');
+ANALYZE "system.buckets.p";
 
 -- The same measurements in a plain table, read with pruning off.
 SET tscoll.enable_bucket_pruning = off;
@@ -133,6 +138,8 @@ EXPLAIN (COSTS OFF)
 SELECT t, (doc->>'v')::float8 FROM p
  WHERE t >= '2024-03-02 10:00' AND t < '2024-03-02 11:00' AND (doc->>'v')::float8 > 90;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE t = '2024-03-02 10:00';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE m->>'s' = '3' AND t < '2024-03-01 12:00';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE m->>'s' = 'x';
 -- Pruning off: no bucket conditions, every field decoded.
 SET tscoll.enable_bucket_pruning = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE t = '2024-03-02 10:00';
