@@ -357,13 +357,6 @@ BEGIN
             max_time timestamptz NOT NULL
                 GENERATED ALWAYS AS (tscoll._control_time(control, ''max'', %L)) STORED
         ) USING tscoll_buckets', buckets, time_field, time_field);
-    -- Queries decompress every bucket they read: lz4 does that several times
-    -- faster than the default pglz, for a few percent more bytes.
-    BEGIN
-        EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN data SET COMPRESSION lz4', buckets);
-    EXCEPTION WHEN feature_not_supported THEN
-        NULL;  -- a server built without lz4 keeps pglz
-    END;
     EXECUTE pg_catalog.format(
         'COMMENT ON TABLE %s IS %L', buckets,
         pg_catalog.format('buckets of the time-series collection %s', view));
