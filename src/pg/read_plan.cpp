@@ -29,10 +29,12 @@ extern "C" {
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/analyze.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
+#include "tcop/tcopprot.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -489,6 +491,92 @@ void add_bucket_conditions(const CollectionRead &read) {
 }
 
 // ---------------------------------------------------------------------------
+// The last point per series (SPEC §5): SELECT DISTINCT ON (<meta
+// expressions>) ... ORDER BY <the same>, time DESC, with at most meta
+// conditions, reads only each series' latest bucket (the one whose max_time,
+// exact in control, is the series' latest), and only its latest measurement.
+
+bool reads_only_meta(Node *node, const CollectionRead &read) {
+    if (node == nullptr)
+        return true;
+    if (checkExprHasSubLink(node) || contain_volatile_functions(node))
+        return false;
+    List *vars = pull_var_clause(node, PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+                                           PVC_RECURSE_PLACEHOLDERS);
+    ListCell *lc;
+    foreach (lc, vars)
+        if (!is_column(static_cast<Node *>(lfirst(lc)), read, read.meta_column))
+            return false;
+    return true;
+}
+
+bool asks_for_last_points(const CollectionRead &read) {
+    Query *q = read.query;
+    if (!q->hasDistinctOn || read.meta_column == 0 || q->hasAggs || q->hasWindowFuncs ||
+        q->hasTargetSRFs || q->groupClause != NIL || q->groupingSets != NIL ||
+        q->setOperations != nullptr || list_length(q->jointree->fromlist) != 1 ||
+        !IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
+        static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) !=
+            read.view_rti ||
+        !reads_only_meta(q->jointree->quals, read) ||
+        list_length(q->sortClause) <= list_length(q->distinctClause))
+        return false;
+    ListCell *lc;
+    foreach (lc, q->distinctClause) {
+        auto *clause = lfirst_node(SortGroupClause, lc);
+        if (!reads_only_meta(
+                reinterpret_cast<Node *>(get_sortgroupclause_expr(clause, q->targetList)), read))
+            return false;
+    }
+    auto *next = static_cast<SortGroupClause *>(list_nth(q->sortClause, list_length(q->distinctClause)));
+    Oid opfamily, type;
+    int16 strategy;
+    return is_column(reinterpret_cast<Node *>(get_sortgroupclause_expr(next, q->targetList)), read,
+                     read.time_column) &&
+           get_ordering_op_properties(next->sortop, &opfamily, &type, &strategy) &&
+           strategy == BTGreaterStrategyNumber;
+}
+
+// `condition` on the bucket table aliased b, analysed, for the view's WHERE.
+// Tables it reads are read as the view reads the bucket table.
+Node *analysed_bucket_condition(const CollectionRead &read, const char *condition) {
+    char *table = quote_qualified_identifier(
+        get_namespace_name(get_rel_namespace(read.bucket_table)), get_rel_name(read.bucket_table));
+    char *sql = psprintf("SELECT FROM %s b WHERE %s", table, psprintf(condition, table));
+    RawStmt *raw = linitial_node(RawStmt, pg_parse_query(sql));
+    Query *parsed = parse_analyze_fixedparams(raw, sql, nullptr, 0, nullptr);
+    Oid as_user = rt_fetch(read.bucket_rti, read.view->rtable)->checkAsUser;
+    Node *qual = parsed->jointree->quals;
+    ListCell *lc;
+    foreach (lc, castNode(Query, castNode(SubLink, qual)->subselect)->rtable)
+        lfirst_node(RangeTblEntry, lc)->checkAsUser = as_user;
+    ChangeVarNodes(qual, 1, read.bucket_rti, 0);
+    return qual;
+}
+
+void read_last_points_only(const CollectionRead &read) {
+    if (!asks_for_last_points(read))
+        return;
+    Node *latest_buckets = analysed_bucket_condition(
+        read,
+        "(coalesce(b.meta::text, ''), b.max_time) IN "
+        "(SELECT coalesce(l.meta::text, ''), max(l.max_time) FROM %s l GROUP BY 1)");
+    List *equals = list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup("=")));
+    Oid equals_op = OpernameGetOprid(equals, TIMESTAMPTZOID, TIMESTAMPTZOID);
+    Expr *latest_point = make_opclause(
+        equals_op, BOOLOID, false,
+        (Expr *)makeVar(read.unpack_rti, 1, TIMESTAMPTZOID, -1, InvalidOid, 0),
+        (Expr *)bucket_column(read, "max_time"), InvalidOid, InvalidOid);
+    set_opfuncid(castNode(OpExpr, latest_point));
+    read.view->hasSubLinks = true;
+    FromExpr *from = read.view->jointree;
+    List *quals = list_make2(latest_buckets, latest_point);
+    if (from->quals != nullptr)
+        quals = lcons(from->quals, quals);
+    from->quals = reinterpret_cast<Node *>(make_andclause(quals));
+}
+
+// ---------------------------------------------------------------------------
 // Lazy unpacking.
 
 struct FieldUse {
@@ -687,6 +775,7 @@ void plan_query_reads(Query *query) {
         if (!recognise(query, rti, &read))
             continue;
         add_bucket_conditions(read);
+        read_last_points_only(read);
         unpack_only_used_fields(read);
     }
 }
