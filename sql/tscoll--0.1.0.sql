@@ -220,10 +220,12 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
                                meta_field text)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
--- The measurements' times, a NULL doc, then one column per field: what
--- doc->>'f' (a text column) or doc->'f' (a jsonb column) gives, with only
--- those fields decoded. The planner calls it instead of _unpack when a query
--- reads doc only through such expressions (SPEC §5, lazy unpacking).
+-- The measurements' times, a NULL doc, then one column per field, with only
+-- those fields decoded. Each of `fields` is a kind letter and the field's
+-- name: 't' what doc->>'f' gives (text), 'j' what doc->'f' gives (jsonb),
+-- 'f' the values that are numbers (float8) and 'o' the other values (text),
+-- for (doc->>'f')::float8. The planner calls it instead of _unpack when a
+-- query reads doc only through such expressions (SPEC §5, lazy unpacking).
 CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, fields text[])
     RETURNS SETOF record

@@ -584,23 +584,35 @@ struct FieldUse {
     int levels;        // query levels below read->query
     int other_uses;    // references to doc (or the whole row) of any other form
     List *keys;        // the fields' keys, as String nodes
-    List *as_jsonb;    // for each key: whether it is read with -> (int list)
+    List *kinds;       // for each key: how _unpack_fields returns it (int list)
     List *collations;  // for each key: the collation of the expression (oid list)
 };
 
-// The position of (key, jsonb) in use->keys; appended when new.
-int field_index(FieldUse *use, const char *key, bool jsonb, Oid collation) {
+// How _unpack_fields returns a field: doc->>'f' (text), doc->'f' (jsonb),
+// and for (doc->>'f')::float8 the numbers as float8 and the other values as
+// text, to be cast where the query casts them.
+enum FieldKind : char { kText = 't', kJsonb = 'j', kNumber = 'f', kNotNumber = 'o' };
+
+Oid kind_type(int kind) {
+    return kind == kJsonb ? JSONBOID : kind == kNumber ? FLOAT8OID : TEXTOID;
+}
+
+// A reference to the view's column for (key, kind), added when new.
+Var *field_column(FieldUse *use, const char *key, FieldKind kind, Oid collation) {
     int i = 0;
     ListCell *k, *j;
-    forboth (k, use->keys, j, use->as_jsonb) {
-        if (strcmp(strVal(lfirst(k)), key) == 0 && lfirst_int(j) == jsonb)
-            return i;
+    forboth (k, use->keys, j, use->kinds) {
+        if (strcmp(strVal(lfirst(k)), key) == 0 && lfirst_int(j) == kind)
+            break;
         i++;
     }
-    use->keys = lappend(use->keys, makeString(pstrdup(key)));
-    use->as_jsonb = lappend_int(use->as_jsonb, jsonb);
-    use->collations = lappend_oid(use->collations, collation);
-    return i;
+    if (i == list_length(use->keys)) {
+        use->keys = lappend(use->keys, makeString(pstrdup(key)));
+        use->kinds = lappend_int(use->kinds, kind);
+        use->collations = lappend_oid(use->collations, collation);
+    }
+    AttrNumber column = list_length(use->read->view->targetList) + 1 + i;
+    return makeVar(use->read->view_rti, column, kind_type(kind), -1, collation, use->levels);
 }
 
 const char *field_read(Node *node, FieldUse *use, bool *jsonb) {
@@ -676,12 +688,27 @@ Node *read_field_columns(Node *node, FieldUse *use) {
         return reinterpret_cast<Node *>(q);
     }
     bool jsonb = false;
-    if (const char *key = field_read(node, use, &jsonb)) {
-        int i = field_index(use, key, jsonb, exprCollation(node));
-        AttrNumber column = list_length(use->read->view->targetList) + 1 + i;
-        return reinterpret_cast<Node *>(makeVar(use->read->view_rti, column, exprType(node), -1,
-                                                exprCollation(node), use->levels));
+    if (IsA(node, CoerceViaIO) && castNode(CoerceViaIO, node)->resulttype == FLOAT8OID) {
+        // COALESCE(number, other::float8): the cast still happens where the
+        // query put it, so a value that does not cast fails only there.
+        auto *cast = castNode(CoerceViaIO, node);
+        const char *key = field_read(reinterpret_cast<Node *>(cast->arg), use, &jsonb);
+        if (key != nullptr && !jsonb) {
+            Var *number = field_column(use, key, kNumber, InvalidOid);
+            CoerceViaIO *other = copy(cast);
+            other->arg = reinterpret_cast<Expr *>(
+                field_column(use, key, kNotNumber, exprCollation(reinterpret_cast<Node *>(cast->arg))));
+            CoalesceExpr *either = makeNode(CoalesceExpr);
+            either->coalescetype = FLOAT8OID;
+            either->coalescecollid = InvalidOid;
+            either->args = list_make2(number, other);
+            either->location = -1;
+            return reinterpret_cast<Node *>(either);
+        }
     }
+    if (const char *key = field_read(node, use, &jsonb))
+        return reinterpret_cast<Node *>(
+            field_column(use, key, jsonb ? kJsonb : kText, exprCollation(node)));
     return expression_tree_mutator(node, as_mutator(read_field_columns), use);
 }
 
@@ -706,12 +733,12 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
     auto *function = linitial_node(RangeTblFunction, unpack->functions);
     FuncExpr *old_call = castNode(FuncExpr, function->funcexpr);
-    ListCell *lc;
     int count = list_length(use.keys);
     Datum *keys = static_cast<Datum *>(palloc(sizeof(Datum) * count));
     int i = 0;
-    foreach (lc, use.keys)
-        keys[i++] = CStringGetTextDatum(strVal(lfirst(lc)));
+    ListCell *k, *j, *c;
+    forboth (k, use.keys, j, use.kinds)
+        keys[i++] = CStringGetTextDatum(psprintf("%c%s", lfirst_int(j), strVal(lfirst(k))));
     ArrayType *array = construct_array(keys, count, TEXTOID, -1, false, TYPALIGN_INT);
     List *args = list_copy(old_call->args);
     args = lappend(args, makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false,
@@ -726,10 +753,9 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
     List *collations = list_make2_oid(InvalidOid, InvalidOid);
     AttrNumber next_view_column = list_length(read.view->targetList) + 1;
     RangeTblEntry *view_rte = rt_fetch(read.view_rti, read.query->rtable);
-    ListCell *k, *j, *c;
     i = 0;
-    forthree (k, use.keys, j, use.as_jsonb, c, use.collations) {
-        Oid type = lfirst_int(j) ? JSONBOID : TEXTOID;
+    forthree (k, use.keys, j, use.kinds, c, use.collations) {
+        Oid type = kind_type(lfirst_int(j));
         names = lappend(names, makeString(pstrdup(strVal(lfirst(k)))));
         coltypes = lappend_oid(coltypes, type);
         typmods = lappend_int(typmods, -1);

@@ -12,6 +12,9 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -70,18 +73,41 @@ std::string field_text(const Value &v) {
     }
 }
 
-// One output column of _unpack_fields: a field read as text (->>) or jsonb (->).
+// The double that float8 reads from the text of `n`, when that text is
+// what doc->>'f' gives too (no exponent, no "-0": see field_text).
+std::optional<double> plain_double(const tscoll::Number &n) {
+    const std::string &text = n.text;
+    if (text.find_first_of("eE") != std::string::npos || text.rfind("-0", 0) == 0)
+        return std::nullopt;
+    double d = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), d);
+    if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(d))
+        return std::nullopt;
+    return d;
+}
+
+// One output column of _unpack_fields, as read_plan.cpp's FieldKind says:
+// doc->>'f' ('t', text), doc->'f' ('j', jsonb), or for (doc->>'f')::float8
+// its numbers ('f', float8) and its other values ('o', text).
 struct FieldColumn {
     std::string name;
-    bool as_jsonb = false;
+    char kind = 't';
     const tscoll::BucketColumn *column = nullptr;  // nullptr: no measurement has it
     size_t next = 0;                               // cursor into column->positions
 };
 
-Datum field_datum(const Value &v, bool as_jsonb, bool &null) {
+Datum field_datum(const Value &v, char kind, bool &null) {
     null = false;
-    if (as_jsonb)
+    if (kind == 'j')
         return PointerGetDatum(tscoll::pg::value_to_jsonb(v));
+    if (kind == 'f' || kind == 'o') {
+        std::optional<double> d;
+        if (v.is(Value::Kind::Number))
+            d = plain_double(v.as_number());
+        null = kind == 'f' ? !d : d.has_value();
+        if (kind == 'f' || d)
+            return kind == 'f' && d ? Float8GetDatum(*d) : 0;
+    }
     if (v.is(Value::Kind::Null)) {
         null = true;
         return 0;
@@ -112,10 +138,10 @@ std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n) {
 
 // tscoll._unpack_fields(_id objectid, meta jsonb, data bytea, time_field
 // text, meta_field text, fields text[]) RETURNS SETOF record: per
-// measurement its time, a NULL doc, then for each of `fields` what the
-// view's doc->>'f' (a text column) or doc->'f' (a jsonb column) would give.
-// The planner puts it in place of _unpack when a query reads doc only that
-// way, so that only those fields are decoded (SPEC §5).
+// measurement its time, a NULL doc, then a column per field (FieldColumn).
+// The planner puts it in place of _unpack when a query reads doc only
+// through doc->>'f', doc->'f' and (doc->>'f')::float8, so that only those
+// fields are decoded (SPEC §5).
 TSCOLL_FUNCTION(tscoll_unpack_fields) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(5))
         return PointerGetDatum(nullptr);
@@ -126,17 +152,18 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
     bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
     std::string time_field = text_arg(fcinfo, 3);
     std::string meta_field = PG_ARGISNULL(4) ? std::string() : text_arg(fcinfo, 4);
-    std::vector<std::string> names = text_array_arg(fcinfo, 5);
-    if (desc->natts != static_cast<int>(names.size()) + 2)
+    std::vector<FieldColumn> fields;
+    std::vector<std::string> wanted{time_field};
+    for (const std::string &spec : text_array_arg(fcinfo, 5)) {
+        if (spec.empty() || std::string_view("tjfo").find(spec[0]) == std::string_view::npos)
+            throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a field is <kind><name>");
+        fields.push_back({spec.substr(1), spec[0]});
+        wanted.push_back(spec.substr(1));
+    }
+    if (desc->natts != static_cast<int>(fields.size()) + 2)
         throw Error(tscoll::ErrorCode::Internal, "_unpack_fields: one column per field expected");
-
-    std::vector<std::string> wanted = names;
-    wanted.push_back(time_field);
     BucketData bucket = decode_bucket(*id, data, &wanted);
     const tscoll::BucketColumn *times = nullptr;
-    std::vector<FieldColumn> fields;
-    for (size_t i = 0; i < names.size(); i++)
-        fields.push_back({names[i], TupleDescAttr(desc, static_cast<int>(i) + 2)->atttypid == JSONBOID});
     for (const tscoll::BucketColumn &c : bucket.columns()) {
         if (c.name == time_field)
             times = &c;
@@ -158,7 +185,7 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
         for (size_t i = 0; i < fields.size(); i++)
             if (fields[i].name == meta_field) {
                 bool null = false;
-                values[i + 2] = field_datum(meta, fields[i].as_jsonb, null);
+                values[i + 2] = field_datum(meta, fields[i].kind, null);
                 nulls[i + 2] = null;
                 from_meta[i] = true;
             }
@@ -184,8 +211,8 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
             bool null = false;
             values[i + 2] = f.column == times
                                 ? field_datum(Value::string(tscoll::format_canonical_date(v.as_date())),
-                                              f.as_jsonb, null)
-                                : field_datum(v, f.as_jsonb, null);
+                                              f.kind, null)
+                                : field_datum(v, f.kind, null);
             nulls[i + 2] = null;
         }
         tscoll::pg::pg_call([&] {

@@ -183,6 +183,14 @@ EXECUTE later('2024-01-02 04:00');
 SELECT count(*) FROM g WHERE t >= '2024-01-02 04:00';
 RESET plan_cache_mode;
 
+-- (doc->>'f')::float8 reads numbers as float8 and casts the other values
+-- where the query casts them: only rows that reach the cast can fail it.
+EXPLAIN (COSTS OFF, VERBOSE) SELECT max((doc->>'v')::float8) FROM p WHERE t < '2024-03-01 00:20';
+SELECT round(sum((doc->>'v')::float8)::numeric, 6)
+     = (SELECT round(sum((doc->>'v')::float8)::numeric, 6) FROM plain) AS same FROM p;
+SELECT count((doc->>'s')::float8) FROM p WHERE t < '2000-01-01';
+SELECT try($$SELECT (doc->>'s')::float8 FROM p$$);
+
 -- Views on the view, joins and subqueries read the same rows.
 CREATE VIEW hot AS SELECT t, m, (doc->>'v')::float8 AS v FROM p WHERE (doc->>'v')::float8 > 95;
 SELECT (SELECT count(*) FROM hot WHERE t < '2024-03-02')
