@@ -188,14 +188,17 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
         case kFalse:
         case kTrue:
             return Value::boolean(tag == kTrue);
-        case kInteger:
-            return Value::number(unzigzag(varint()));
+        case kInteger: {
+            int64_t i = unzigzag(varint());
+            return Value::number(std::to_string(i), static_cast<double>(i));
+        }
         case kDouble: {
             double d;
             std::memcpy(&d, bytes(8).data(), 8);
             if (!std::isfinite(d))
                 corrupt("a number that is not finite");
-            return Value::number(shortest_text(d));
+            // jsonb prints -0 as 0, so float8 reads it as 0.
+            return Value::number(shortest_text(d), d == 0 ? 0.0 : d);
         }
         case kDecimal: {
             std::string_view text_value = text();
@@ -364,7 +367,9 @@ std::string BucketData::encode() const {
     return w.take();
 }
 
-BucketData BucketData::decode(std::string_view bytes) { return decode(bytes, nullptr); }
+BucketData BucketData::decode(std::string_view bytes) {
+    return decode(bytes, nullptr);
+}
 
 BucketData BucketData::decode(std::string_view bytes, const std::vector<std::string> *wanted) {
     static_assert(sizeof(double) == 8);
@@ -401,6 +406,8 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
             continue;
         }
         BucketColumn &c = data.column(name);
+        c.positions.reserve(n);
+        c.values.reserve(n);
         int64_t position = -1;
         int64_t previous_date = 0;
         for (uint64_t j = 0; j < n; j++) {

@@ -22,6 +22,9 @@ struct Member;
 
 struct Number {
     std::string text;  // exact decimal text, e.g. "12", "1e-7", "12.50"
+    // The double that reading `text` as float8 gives, when the bucket
+    // decoder knows it without parsing (integers and doubles).
+    std::optional<double> float8;
     bool operator==(const Number &o) const { return text == o.text; }
 };
 
@@ -34,7 +37,9 @@ class Value {
     Value() = default;
     static Value null() { return Value(); }
     static Value boolean(bool b) { return Value(Storage(b)); }
-    static Value number(std::string text) { return Value(Storage(Number{std::move(text)})); }
+    static Value number(std::string text, std::optional<double> float8 = std::nullopt) {
+        return Value(Storage(Number{std::move(text), float8}));
+    }
     static Value number(int64_t n) { return number(std::to_string(n)); }
     static Value string(std::string s) { return Value(Storage(std::move(s))); }
     static Value array(Array a = {}) { return Value(Storage(std::move(a))); }

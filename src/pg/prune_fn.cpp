@@ -89,9 +89,10 @@ Datum tscoll_control_may_match(PG_FUNCTION_ARGS) {
         PG_RETURN_BOOL(range_may_match(strategy, float8_cmp_internal(as_float8(min), bound),
                                        float8_cmp_internal(as_float8(max), bound)));
     }
-    Numeric bound = bound_type == NUMERICOID ? PG_GETARG_NUMERIC(3) : jsonb_number(PG_GETARG_JSONB_P(3));
+    Numeric bound =
+        bound_type == NUMERICOID ? PG_GETARG_NUMERIC(3) : jsonb_number(PG_GETARG_JSONB_P(3));
     if (bound == nullptr)
         PG_RETURN_BOOL(true);
-    PG_RETURN_BOOL(range_may_match(strategy, numeric_compare(min, bound),
-                                   numeric_compare(max, bound)));
+    PG_RETURN_BOOL(
+        range_may_match(strategy, numeric_compare(min, bound), numeric_compare(max, bound)));
 }

@@ -241,7 +241,8 @@ bool is_column(Node *node, const CollectionRead &read, AttrNumber column) {
     if (!IsA(node, Var))
         return false;
     Var *v = castNode(Var, node);
-    return static_cast<Index>(v->varno) == read.view_rti && v->varattno == column && v->varlevelsup == 0;
+    return static_cast<Index>(v->varno) == read.view_rti && v->varattno == column &&
+           v->varlevelsup == 0;
 }
 
 Node *compare(Node *left, int strategy, Oid opfamily, Node *right) {
@@ -259,12 +260,11 @@ Node *shift(Node *bound, int64 seconds) {
     span->time = (seconds < 0 ? -seconds : seconds) * USECS_PER_SEC;
     Const *interval = makeConst(INTERVALOID, -1, InvalidOid, sizeof(Interval),
                                 PointerGetDatum(span), false, false);
-    List *name = list_make2(makeString(pstrdup("pg_catalog")),
-                            makeString(pstrdup(seconds < 0 ? "-" : "+")));
+    List *name =
+        list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup(seconds < 0 ? "-" : "+")));
     Oid opno = OpernameGetOprid(name, TIMESTAMPTZOID, INTERVALOID);
-    auto *op = castNode(OpExpr, make_opclause(opno, TIMESTAMPTZOID, false,
-                                              (Expr *)copy(bound), (Expr *)interval,
-                                              InvalidOid, InvalidOid));
+    auto *op = castNode(OpExpr, make_opclause(opno, TIMESTAMPTZOID, false, (Expr *)copy(bound),
+                                              (Expr *)interval, InvalidOid, InvalidOid));
     set_opfuncid(op);
     return reinterpret_cast<Node *>(op);
 }
@@ -303,21 +303,20 @@ Node *time_condition(const CollectionRead &read, const Comparison &c) {
                      ? span_seconds(read.bucket_table)
                      : 0;
     bool below = c.strategy == BTLessStrategyNumber || c.strategy == BTLessEqualStrategyNumber;
-    bool above = c.strategy == BTGreaterStrategyNumber || c.strategy == BTGreaterEqualStrategyNumber;
+    bool above =
+        c.strategy == BTGreaterStrategyNumber || c.strategy == BTGreaterEqualStrategyNumber;
     List *parts = NIL;
     if (below || c.strategy == BTEqualStrategyNumber) {
         int s = below ? c.strategy : static_cast<int>(BTLessEqualStrategyNumber);
         parts = lappend(parts, compare(min_time, s, c.opfamily, c.bound));
         if (span > 0)
-            parts = lappend(parts, compare(copy(max_time), s, c.opfamily,
-                                           shift(c.bound, span)));
+            parts = lappend(parts, compare(copy(max_time), s, c.opfamily, shift(c.bound, span)));
     }
     if (above || c.strategy == BTEqualStrategyNumber) {
         int s = above ? c.strategy : static_cast<int>(BTGreaterEqualStrategyNumber);
         parts = lappend(parts, compare(copy(max_time), s, c.opfamily, c.bound));
         if (span > 0)
-            parts = lappend(parts, compare(copy(min_time), s, c.opfamily,
-                                           shift(c.bound, -span)));
+            parts = lappend(parts, compare(copy(min_time), s, c.opfamily, shift(c.bound, -span)));
     }
     return all_of(parts);
 }
@@ -365,13 +364,13 @@ Node *field_condition(const CollectionRead &read, const Comparison &c) {
     Node *control = bucket_column(read, "control");
     if (control == nullptr)
         return nullptr;
-    List *args = list_make4(control, makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
-                                               CStringGetTextDatum(key), false, false),
-                            makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(c.strategy),
-                                      false, true),
-                            copy(bound));
+    List *args = list_make4(
+        control,
+        makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum(key), false, false),
+        makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(c.strategy), false, true), copy(bound));
     Oid types[] = {JSONBOID, TEXTOID, INT4OID, exprType(bound)};
-    List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_control_may_match")));
+    List *name =
+        list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_control_may_match")));
     Oid fn = LookupFuncName(name, 4, types, true);
     if (!OidIsValid(fn))
         return nullptr;
@@ -428,9 +427,9 @@ Node *meta_condition(const CollectionRead &read, const Comparison &c) {
     Oid equals_op = OpernameGetOprid(equals, JSONBOID, JSONBOID);
     if (meta == nullptr || !OidIsValid(arrow_op) || !OidIsValid(equals_op))
         return nullptr;
-    Expr *subfield = make_opclause(arrow_op, JSONBOID, false, (Expr *)meta,
-                                   (Expr *)copy(lsecond(field->args)), InvalidOid,
-                                   DEFAULT_COLLATION_OID);
+    Expr *subfield =
+        make_opclause(arrow_op, JSONBOID, false, (Expr *)meta, (Expr *)copy(lsecond(field->args)),
+                      InvalidOid, DEFAULT_COLLATION_OID);
     set_opfuncid(castNode(OpExpr, subfield));
     List *values = jsonb_spellings(TextDatumGetCString(castNode(Const, c.bound)->constvalue));
     List *alternatives = NIL;
@@ -485,9 +484,10 @@ void add_bucket_conditions(const CollectionRead &read) {
     if (condition == nullptr)
         return;
     FromExpr *from = read.view->jointree;
-    from->quals = from->quals == nullptr
-                      ? condition
-                      : reinterpret_cast<Node *>(make_andclause(list_make2(from->quals, condition)));
+    from->quals =
+        from->quals == nullptr
+            ? condition
+            : reinterpret_cast<Node *>(make_andclause(list_make2(from->quals, condition)));
 }
 
 // ---------------------------------------------------------------------------
@@ -501,8 +501,8 @@ bool reads_only_meta(Node *node, const CollectionRead &read) {
         return true;
     if (checkExprHasSubLink(node) || contain_volatile_functions(node))
         return false;
-    List *vars = pull_var_clause(node, PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
-                                           PVC_RECURSE_PLACEHOLDERS);
+    List *vars = pull_var_clause(
+        node, PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS | PVC_RECURSE_PLACEHOLDERS);
     ListCell *lc;
     foreach (lc, vars)
         if (!is_column(static_cast<Node *>(lfirst(lc)), read, read.meta_column))
@@ -528,7 +528,8 @@ bool asks_for_last_points(const CollectionRead &read) {
                 reinterpret_cast<Node *>(get_sortgroupclause_expr(clause, q->targetList)), read))
             return false;
     }
-    auto *next = static_cast<SortGroupClause *>(list_nth(q->sortClause, list_length(q->distinctClause)));
+    auto *next =
+        static_cast<SortGroupClause *>(list_nth(q->sortClause, list_length(q->distinctClause)));
     Oid opfamily, type;
     int16 strategy;
     return is_column(reinterpret_cast<Node *>(get_sortgroupclause_expr(next, q->targetList)), read,
@@ -563,10 +564,10 @@ void read_last_points_only(const CollectionRead &read) {
         "(SELECT coalesce(l.meta::text, ''), max(l.max_time) FROM %s l GROUP BY 1)");
     List *equals = list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup("=")));
     Oid equals_op = OpernameGetOprid(equals, TIMESTAMPTZOID, TIMESTAMPTZOID);
-    Expr *latest_point = make_opclause(
-        equals_op, BOOLOID, false,
-        (Expr *)makeVar(read.unpack_rti, 1, TIMESTAMPTZOID, -1, InvalidOid, 0),
-        (Expr *)bucket_column(read, "max_time"), InvalidOid, InvalidOid);
+    Expr *latest_point =
+        make_opclause(equals_op, BOOLOID, false,
+                      (Expr *)makeVar(read.unpack_rti, 1, TIMESTAMPTZOID, -1, InvalidOid, 0),
+                      (Expr *)bucket_column(read, "max_time"), InvalidOid, InvalidOid);
     set_opfuncid(castNode(OpExpr, latest_point));
     read.view->hasSubLinks = true;
     FromExpr *from = read.view->jointree;
@@ -601,7 +602,7 @@ Oid kind_type(int kind) {
 Var *field_column(FieldUse *use, const char *key, FieldKind kind, Oid collation) {
     int i = 0;
     ListCell *k, *j;
-    forboth (k, use->keys, j, use->kinds) {
+    forboth(k, use->keys, j, use->kinds) {
         if (strcmp(strVal(lfirst(k)), key) == 0 && lfirst_int(j) == kind)
             break;
         i++;
@@ -655,8 +656,7 @@ bool count_doc_uses(Node *node, FieldUse *use) {
         return false;
     if (IsA(node, Query)) {
         use->levels++;
-        bool result = query_tree_walker(castNode(Query, node),
-                                        as_walker(count_doc_uses), use, 0);
+        bool result = query_tree_walker(castNode(Query, node), as_walker(count_doc_uses), use, 0);
         use->levels--;
         return result;
     }
@@ -682,8 +682,8 @@ Node *read_field_columns(Node *node, FieldUse *use) {
         return nullptr;
     if (IsA(node, Query)) {
         use->levels++;
-        Query *q = query_tree_mutator(castNode(Query, node),
-                                      as_mutator(read_field_columns), use, 0);
+        Query *q =
+            query_tree_mutator(castNode(Query, node), as_mutator(read_field_columns), use, 0);
         use->levels--;
         return reinterpret_cast<Node *>(q);
     }
@@ -696,8 +696,8 @@ Node *read_field_columns(Node *node, FieldUse *use) {
         if (key != nullptr && !jsonb) {
             Var *number = field_column(use, key, kNumber, InvalidOid);
             CoerceViaIO *other = copy(cast);
-            other->arg = reinterpret_cast<Expr *>(
-                field_column(use, key, kNotNumber, exprCollation(reinterpret_cast<Node *>(cast->arg))));
+            other->arg = reinterpret_cast<Expr *>(field_column(
+                use, key, kNotNumber, exprCollation(reinterpret_cast<Node *>(cast->arg))));
             CoalesceExpr *either = makeNode(CoalesceExpr);
             either->coalescetype = FLOAT8OID;
             either->coalescecollid = InvalidOid;
@@ -737,13 +737,14 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
     Datum *keys = static_cast<Datum *>(palloc(sizeof(Datum) * count));
     int i = 0;
     ListCell *k, *j, *c;
-    forboth (k, use.keys, j, use.kinds)
-        keys[i++] = CStringGetTextDatum(psprintf("%c%s", lfirst_int(j), strVal(lfirst(k))));
+    forboth(k, use.keys, j, use.kinds) keys[i++] =
+        CStringGetTextDatum(psprintf("%c%s", lfirst_int(j), strVal(lfirst(k))));
     ArrayType *array = construct_array(keys, count, TEXTOID, -1, false, TYPALIGN_INT);
     List *args = list_copy(old_call->args);
-    args = lappend(args, makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false,
-                                   false));
-    FuncExpr *call = makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+    args = lappend(
+        args, makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false));
+    FuncExpr *call =
+        makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
     call->funcretset = true;
     function->funcexpr = reinterpret_cast<Node *>(call);
 
@@ -754,7 +755,7 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
     AttrNumber next_view_column = list_length(read.view->targetList) + 1;
     RangeTblEntry *view_rte = rt_fetch(read.view_rti, read.query->rtable);
     i = 0;
-    forthree (k, use.keys, j, use.kinds, c, use.collations) {
+    forthree(k, use.keys, j, use.kinds, c, use.collations) {
         Oid type = kind_type(lfirst_int(j));
         names = lappend(names, makeString(pstrdup(strVal(lfirst(k)))));
         coltypes = lappend_oid(coltypes, type);
@@ -765,7 +766,8 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
             lappend(read.view->targetList,
                     makeTargetEntry(reinterpret_cast<Expr *>(column), next_view_column++,
                                     pstrdup(strVal(lfirst(k))), false));
-        view_rte->eref->colnames = lappend(view_rte->eref->colnames, makeString(pstrdup(strVal(lfirst(k)))));
+        view_rte->eref->colnames =
+            lappend(view_rte->eref->colnames, makeString(pstrdup(strVal(lfirst(k)))));
         i++;
     }
     function->funccolcount = 2 + count;
@@ -781,8 +783,7 @@ void unpack_only_used_fields(CollectionRead read) {
     if (read.doc_column == 0 || !OidIsValid(fn))
         return;
     FieldUse use = {&read, 0, 0, NIL, NIL, NIL};
-    query_tree_walker(read.query, as_walker(count_doc_uses), &use,
-                      QTW_IGNORE_JOINALIASES);
+    query_tree_walker(read.query, as_walker(count_doc_uses), &use, QTW_IGNORE_JOINALIASES);
     if (use.other_uses > 0)
         return;
     query_tree_mutator(read.query, as_mutator(read_field_columns), &use,
@@ -811,8 +812,7 @@ bool plan_reads_in(Node *node, void *context) {
         return false;
     if (IsA(node, Query)) {
         plan_query_reads(castNode(Query, node));
-        return query_tree_walker(castNode(Query, node), as_walker(plan_reads_in),
-                                 context, 0);
+        return query_tree_walker(castNode(Query, node), as_walker(plan_reads_in), context, 0);
     }
     return expression_tree_walker(node, as_walker(plan_reads_in), context);
 }

@@ -58,8 +58,8 @@ void define_settings() {
         "tscoll.enable_bucket_pruning",
         "Whether queries on collections skip buckets that cannot match and decode only the "
         "fields they read.",
-        "Off reads every bucket whole, for comparison.", &enable_bucket_pruning, true,
-        PGC_USERSET, 0, nullptr, nullptr, nullptr);
+        "Off reads every bucket whole, for comparison.", &enable_bucket_pruning, true, PGC_USERSET,
+        0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("tscoll");
 }
 

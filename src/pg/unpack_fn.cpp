@@ -60,9 +60,9 @@ std::string field_text(const Value &v) {
                 return text;
             return tscoll::pg::pg_call([&] {
                 return DatumGetCString(DirectFunctionCall1(
-                    numeric_out, DirectFunctionCall3(numeric_in, CStringGetDatum(text.c_str()),
-                                                     ObjectIdGetDatum(InvalidOid),
-                                                     Int32GetDatum(-1))));
+                    numeric_out,
+                    DirectFunctionCall3(numeric_in, CStringGetDatum(text.c_str()),
+                                        ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1))));
             });
         }
         default: {
@@ -76,6 +76,8 @@ std::string field_text(const Value &v) {
 // The double that float8 reads from the text of `n`, when that text is
 // what doc->>'f' gives too (no exponent, no "-0": see field_text).
 std::optional<double> plain_double(const tscoll::Number &n) {
+    if (n.float8)
+        return n.float8;
     const std::string &text = n.text;
     if (text.find_first_of("eE") != std::string::npos || text.rfind("-0", 0) == 0)
         return std::nullopt;
@@ -209,15 +211,15 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
             }
             const Value &v = f.column->values[f.next++];
             bool null = false;
-            values[i + 2] = f.column == times
-                                ? field_datum(Value::string(tscoll::format_canonical_date(v.as_date())),
-                                              f.kind, null)
-                                : field_datum(v, f.kind, null);
+            values[i + 2] =
+                f.column == times
+                    ? field_datum(Value::string(tscoll::format_canonical_date(v.as_date())), f.kind,
+                                  null)
+                    : field_datum(v, f.kind, null);
             nulls[i + 2] = null;
         }
-        tscoll::pg::pg_call([&] {
-            tuplestore_putvalues(rsinfo->setResult, desc, values.data(), nulls.get());
-        });
+        tscoll::pg::pg_call(
+            [&] { tuplestore_putvalues(rsinfo->setResult, desc, values.data(), nulls.get()); });
     }
     return PointerGetDatum(nullptr);
 }
