@@ -63,6 +63,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
 #include "pg/modify.hpp"
+#include "pg/nodes.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/read_plan.hpp"
 
@@ -82,20 +83,9 @@ struct Collection {
     AttrNumber bucket_meta, bucket_min_time, bucket_max_time;
 };
 
-// PostgreSQL 15 declares tree walkers and mutators without parameters, and
-// copyObject with typeof: C++ needs these spelled out.
-template <typename Context>
-auto walker(bool (*f)(Node *, Context *)) {
-    return reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(f));
-}
-template <typename Context>
-auto mutator(Node *(*f)(Node *, Context *)) {
-    return reinterpret_cast<Node *(*)()>(reinterpret_cast<void (*)()>(f));
-}
-template <typename T>
-T *copy_node(const T *node) {
-    return static_cast<T *>(copyObjectImpl(node));
-}
+using tscoll::pg::copy_node;
+using tscoll::pg::mutator;
+using tscoll::pg::walker;
 
 char *copy(const std::string &s) {
     return tscoll::pg::pg_call([&] { return pnstrdup(s.data(), s.size()); });

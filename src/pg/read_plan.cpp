@@ -48,24 +48,14 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
+#include "pg/nodes.hpp"
 #include "pg/settings.hpp"
 
 namespace {
 
-// PostgreSQL's walkers take their callbacks untyped.
-template <typename Context>
-auto as_walker(bool (*f)(Node *, Context *)) {
-    return reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(f));
-}
-template <typename Context>
-auto as_mutator(Node *(*f)(Node *, Context *)) {
-    return reinterpret_cast<Node *(*)()>(reinterpret_cast<void (*)()>(f));
-}
-
-template <typename T>
-T *copy(const T *node) {
-    return static_cast<T *>(copyObjectImpl(node));
-}
+using tscoll::pg::copy_node;
+using tscoll::pg::mutator;
+using tscoll::pg::walker;
 
 // A collection view as the rewriter expanded it into a query's range table:
 // SELECT m.time, b.meta, m.doc FROM buckets b, LATERAL _unpack(...) m.
@@ -250,7 +240,7 @@ Node *compare(Node *left, int strategy, Oid opfamily, Node *right) {
     if (!OidIsValid(opno))
         return nullptr;
     auto *op = castNode(OpExpr, make_opclause(opno, BOOLOID, false, (Expr *)left,
-                                              (Expr *)copy(right), InvalidOid, InvalidOid));
+                                              (Expr *)copy_node(right), InvalidOid, InvalidOid));
     set_opfuncid(op);
     return reinterpret_cast<Node *>(op);
 }
@@ -263,7 +253,7 @@ Node *shift(Node *bound, int64 seconds) {
     List *name =
         list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup(seconds < 0 ? "-" : "+")));
     Oid opno = OpernameGetOprid(name, TIMESTAMPTZOID, INTERVALOID);
-    auto *op = castNode(OpExpr, make_opclause(opno, TIMESTAMPTZOID, false, (Expr *)copy(bound),
+    auto *op = castNode(OpExpr, make_opclause(opno, TIMESTAMPTZOID, false, (Expr *)copy_node(bound),
                                               (Expr *)interval, InvalidOid, InvalidOid));
     set_opfuncid(op);
     return reinterpret_cast<Node *>(op);
@@ -310,13 +300,15 @@ Node *time_condition(const CollectionRead &read, const Comparison &c) {
         int s = below ? c.strategy : static_cast<int>(BTLessEqualStrategyNumber);
         parts = lappend(parts, compare(min_time, s, c.opfamily, c.bound));
         if (span > 0)
-            parts = lappend(parts, compare(copy(max_time), s, c.opfamily, shift(c.bound, span)));
+            parts =
+                lappend(parts, compare(copy_node(max_time), s, c.opfamily, shift(c.bound, span)));
     }
     if (above || c.strategy == BTEqualStrategyNumber) {
         int s = above ? c.strategy : static_cast<int>(BTGreaterEqualStrategyNumber);
-        parts = lappend(parts, compare(copy(max_time), s, c.opfamily, c.bound));
+        parts = lappend(parts, compare(copy_node(max_time), s, c.opfamily, c.bound));
         if (span > 0)
-            parts = lappend(parts, compare(copy(min_time), s, c.opfamily, shift(c.bound, -span)));
+            parts =
+                lappend(parts, compare(copy_node(min_time), s, c.opfamily, shift(c.bound, -span)));
     }
     return all_of(parts);
 }
@@ -367,7 +359,8 @@ Node *field_condition(const CollectionRead &read, const Comparison &c) {
     List *args = list_make4(
         control,
         makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum(key), false, false),
-        makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(c.strategy), false, true), copy(bound));
+        makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(c.strategy), false, true),
+        copy_node(bound));
     Oid types[] = {JSONBOID, TEXTOID, INT4OID, exprType(bound)};
     List *name =
         list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_control_may_match")));
@@ -428,14 +421,14 @@ Node *meta_condition(const CollectionRead &read, const Comparison &c) {
     if (meta == nullptr || !OidIsValid(arrow_op) || !OidIsValid(equals_op))
         return nullptr;
     Expr *subfield =
-        make_opclause(arrow_op, JSONBOID, false, (Expr *)meta, (Expr *)copy(lsecond(field->args)),
-                      InvalidOid, DEFAULT_COLLATION_OID);
+        make_opclause(arrow_op, JSONBOID, false, (Expr *)meta,
+                      (Expr *)copy_node(lsecond(field->args)), InvalidOid, DEFAULT_COLLATION_OID);
     set_opfuncid(castNode(OpExpr, subfield));
     List *values = jsonb_spellings(TextDatumGetCString(castNode(Const, c.bound)->constvalue));
     List *alternatives = NIL;
     ListCell *lc;
     foreach (lc, values) {
-        Expr *eq = make_opclause(equals_op, BOOLOID, false, copy(subfield),
+        Expr *eq = make_opclause(equals_op, BOOLOID, false, copy_node(subfield),
                                  static_cast<Expr *>(lfirst(lc)), InvalidOid, InvalidOid);
         set_opfuncid(castNode(OpExpr, eq));
         alternatives = lappend(alternatives, eq);
@@ -656,7 +649,7 @@ bool count_doc_uses(Node *node, FieldUse *use) {
         return false;
     if (IsA(node, Query)) {
         use->levels++;
-        bool result = query_tree_walker(castNode(Query, node), as_walker(count_doc_uses), use, 0);
+        bool result = query_tree_walker(castNode(Query, node), walker(count_doc_uses), use, 0);
         use->levels--;
         return result;
     }
@@ -673,7 +666,7 @@ bool count_doc_uses(Node *node, FieldUse *use) {
             use->other_uses++;
         return false;
     }
-    return expression_tree_walker(node, as_walker(count_doc_uses), use);
+    return expression_tree_walker(node, walker(count_doc_uses), use);
 }
 
 // Replaces doc->>'f' and doc->'f' by the view's new column for f.
@@ -682,8 +675,7 @@ Node *read_field_columns(Node *node, FieldUse *use) {
         return nullptr;
     if (IsA(node, Query)) {
         use->levels++;
-        Query *q =
-            query_tree_mutator(castNode(Query, node), as_mutator(read_field_columns), use, 0);
+        Query *q = query_tree_mutator(castNode(Query, node), mutator(read_field_columns), use, 0);
         use->levels--;
         return reinterpret_cast<Node *>(q);
     }
@@ -695,7 +687,7 @@ Node *read_field_columns(Node *node, FieldUse *use) {
         const char *key = field_read(reinterpret_cast<Node *>(cast->arg), use, &jsonb);
         if (key != nullptr && !jsonb) {
             Var *number = field_column(use, key, kNumber, InvalidOid);
-            CoerceViaIO *other = copy(cast);
+            CoerceViaIO *other = copy_node(cast);
             other->arg = reinterpret_cast<Expr *>(field_column(
                 use, key, kNotNumber, exprCollation(reinterpret_cast<Node *>(cast->arg))));
             CoalesceExpr *either = makeNode(CoalesceExpr);
@@ -709,7 +701,7 @@ Node *read_field_columns(Node *node, FieldUse *use) {
     if (const char *key = field_read(node, use, &jsonb))
         return reinterpret_cast<Node *>(
             field_column(use, key, jsonb ? kJsonb : kText, exprCollation(node)));
-    return expression_tree_mutator(node, as_mutator(read_field_columns), use);
+    return expression_tree_mutator(node, mutator(read_field_columns), use);
 }
 
 // The view's unpacking becomes _unpack_fields(..., keys) with a column per
@@ -783,10 +775,10 @@ void unpack_only_used_fields(CollectionRead read) {
     if (read.doc_column == 0 || !OidIsValid(fn))
         return;
     FieldUse use = {&read, 0, 0, NIL, NIL, NIL};
-    query_tree_walker(read.query, as_walker(count_doc_uses), &use, QTW_IGNORE_JOINALIASES);
+    query_tree_walker(read.query, walker(count_doc_uses), &use, QTW_IGNORE_JOINALIASES);
     if (use.other_uses > 0)
         return;
-    query_tree_mutator(read.query, as_mutator(read_field_columns), &use,
+    query_tree_mutator(read.query, mutator(read_field_columns), &use,
                        QTW_DONT_COPY_QUERY | QTW_IGNORE_JOINALIASES);
     // The mutator copied the range table; find the view again.
     if (!recognise(read.query, read.view_rti, &read))
@@ -812,9 +804,9 @@ bool plan_reads_in(Node *node, void *context) {
         return false;
     if (IsA(node, Query)) {
         plan_query_reads(castNode(Query, node));
-        return query_tree_walker(castNode(Query, node), as_walker(plan_reads_in), context, 0);
+        return query_tree_walker(castNode(Query, node), walker(plan_reads_in), context, 0);
     }
-    return expression_tree_walker(node, as_walker(plan_reads_in), context);
+    return expression_tree_walker(node, walker(plan_reads_in), context);
 }
 
 }  // namespace
