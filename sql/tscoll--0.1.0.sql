@@ -224,10 +224,12 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
 -- those fields decoded. Each of `fields` is a kind letter and the field's
 -- name: 't' what doc->>'f' gives (text), 'j' what doc->'f' gives (jsonb),
 -- 'f' the values that are numbers (float8) and 'o' the other values (text),
--- for (doc->>'f')::float8. The planner calls it instead of _unpack when a
--- query reads doc only through such expressions (SPEC §5, lazy unpacking).
+-- for (doc->>'f')::float8. Only measurements at or after `since` (NULL: all)
+-- are returned. The planner calls it instead of _unpack when a query reads
+-- doc only through such expressions (SPEC §5, lazy unpacking).
 CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
-                                      time_field text, meta_field text, fields text[])
+                                      time_field text, meta_field text, fields text[],
+                                      since timestamptz)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 

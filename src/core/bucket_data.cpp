@@ -171,6 +171,14 @@ class Reader {
     Value value(int64_t &previous_date, size_t depth);
     // Moves past a value without building it; CRC32C has vouched for it.
     void skip(size_t depth);
+    // Moves past a value of a column; dates still advance the column's
+    // delta chain.
+    void skip_in_column(int64_t &previous_date) {
+        if (pos_ < in_.size() && static_cast<uint8_t>(in_[pos_]) == kDate)
+            value(previous_date, 0);
+        else
+            skip(0);
+    }
     bool at_end() const { return pos_ == in_.size(); }
 
   private:
@@ -371,7 +379,8 @@ BucketData BucketData::decode(std::string_view bytes) {
     return decode(bytes, nullptr);
 }
 
-BucketData BucketData::decode(std::string_view bytes, const std::vector<std::string> *wanted) {
+BucketData BucketData::decode(std::string_view bytes, const std::vector<std::string> *wanted,
+                              const std::optional<TimeWindow> &window) {
     static_assert(sizeof(double) == 8);
     if (bytes.size() < sizeof kMagic + 1 + 4 || std::memcmp(bytes.data(), kMagic, 4) != 0)
         corrupt("not tscoll bucket data");
@@ -392,6 +401,8 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
     data.size_ = r.varint();
     uint64_t columns = r.count();
     size_t densest = 0;
+    // Once the window's time column is read: which measurements are in it.
+    std::vector<bool> in_window;
     for (uint64_t i = 0; i < columns; i++) {
         std::string name(r.text());
         if (data.index_.count(name) != 0)
@@ -416,16 +427,25 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
                 position + 1 + static_cast<int64_t>(gap) >= static_cast<int64_t>(count))
                 corrupt("position out of range in field \"" + name + "\"");
             position += 1 + static_cast<int64_t>(gap);
+            if (!in_window.empty() && !in_window[position]) {
+                r.skip_in_column(previous_date);
+                continue;
+            }
             c.positions.push_back(static_cast<uint32_t>(position));
             c.values.push_back(r.value(previous_date, 0));
+        }
+        densest = std::max(densest, static_cast<size_t>(n));
+        if (window && name == window->time_field) {
+            in_window.assign(count, false);
+            for (size_t j = 0; j < c.positions.size(); j++)
+                in_window[c.positions[j]] =
+                    !c.values[j].is(Value::Kind::Date) || c.values[j].as_date() >= window->since;
         }
     }
     if (!r.at_end())
         corrupt("trailing bytes");
     // Every measurement has the time field, so some column is dense; this
     // also bounds what measurements() allocates by the size of the data.
-    for (const BucketColumn &c : data.columns_)
-        densest = std::max(densest, c.positions.size());
     if (densest != data.count_)
         corrupt("no field is present in all " + std::to_string(count) + " measurements");
     return data;

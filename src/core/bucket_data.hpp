@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -36,9 +37,16 @@ class BucketData {
     std::string encode() const;
     // Throws Error(Corrupt) on anything but a well-formed encoding.
     static BucketData decode(std::string_view bytes);
-    // Builds only the columns named in `wanted` (nullptr: all); the others
-    // are passed over, for reads that use a few fields.
-    static BucketData decode(std::string_view bytes, const std::vector<std::string> *wanted);
+    // Measurements whose time is before `since` (a read's lower bound).
+    struct TimeWindow {
+        std::string time_field;
+        UnixMicros since;
+    };
+    // Builds only the columns named in `wanted` (nullptr: all), for reads
+    // that use a few fields. With a window, columns after the time column
+    // leave out the measurements before it.
+    static BucketData decode(std::string_view bytes, const std::vector<std::string> *wanted,
+                             const std::optional<TimeWindow> &window = std::nullopt);
 
   private:
     BucketColumn &column(const std::string &name);

@@ -60,9 +60,10 @@ Datum bytea_datum(const std::string &bytes, MemoryContext context);
 Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context);
 
 // A bucket row's data; errors name the bucket (SPEC §4.4: XX001).
-// `wanted` names the only columns to build (nullptr: all).
+// `wanted` and `window` as BucketData::decode has them.
 BucketData decode_bucket(const ObjectId &id, bytea *data,
-                         const std::vector<std::string> *wanted = nullptr);
+                         const std::vector<std::string> *wanted = nullptr,
+                         const std::optional<BucketData::TimeWindow> &window = std::nullopt);
 
 struct StoredBucket {
     ObjectId id;

@@ -548,9 +548,10 @@ Node *analysed_bucket_condition(const CollectionRead &read, const char *conditio
     return qual;
 }
 
-void read_last_points_only(const CollectionRead &read) {
+// Whether the view now reads only the latest measurement of each bucket.
+bool read_last_points_only(const CollectionRead &read) {
     if (!asks_for_last_points(read))
-        return;
+        return false;
     Node *latest_buckets = analysed_bucket_condition(
         read,
         "(coalesce(b.meta::text, ''), b.max_time) IN "
@@ -568,6 +569,7 @@ void read_last_points_only(const CollectionRead &read) {
     if (from->quals != nullptr)
         quals = lcons(from->quals, quals);
     from->quals = reinterpret_cast<Node *>(make_andclause(quals));
+    return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -711,17 +713,18 @@ Node *read_field_columns(Node *node, FieldUse *use) {
 Oid unpack_fields_function(const CollectionRead &read) {
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
     auto *call = castNode(FuncExpr, linitial_node(RangeTblFunction, unpack->functions)->funcexpr);
-    Oid types[6];
+    Oid types[7];
     int n = 0;
     ListCell *lc;
     foreach (lc, call->args)
         types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
     types[5] = TEXTARRAYOID;
+    types[6] = TIMESTAMPTZOID;
     List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_unpack_fields")));
-    return LookupFuncName(name, 6, types, true);
+    return LookupFuncName(name, 7, types, true);
 }
 
-void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
+void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool only_latest) {
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
     auto *function = linitial_node(RangeTblFunction, unpack->functions);
     FuncExpr *old_call = castNode(FuncExpr, function->funcexpr);
@@ -729,12 +732,16 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
     Datum *keys = static_cast<Datum *>(palloc(sizeof(Datum) * count));
     int i = 0;
     ListCell *k, *j, *c;
-    forboth(k, use.keys, j, use.kinds) keys[i++] =
-        CStringGetTextDatum(psprintf("%c%s", lfirst_int(j), strVal(lfirst(k))));
+    forboth(k, use.keys, j, use.kinds) {
+        keys[i++] = CStringGetTextDatum(psprintf("%c%s", lfirst_int(j), strVal(lfirst(k))));
+    }
     ArrayType *array = construct_array(keys, count, TEXTOID, -1, false, TYPALIGN_INT);
     List *args = list_copy(old_call->args);
     args = lappend(
         args, makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false));
+    args = lappend(args, only_latest ? bucket_column(read, "max_time")
+                                     : reinterpret_cast<Node *>(
+                                           makeNullConst(TIMESTAMPTZOID, -1, InvalidOid)));
     FuncExpr *call =
         makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
     call->funcretset = true;
@@ -770,7 +777,9 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn) {
     unpack->eref->colnames = list_copy(names);
 }
 
-void unpack_only_used_fields(CollectionRead read) {
+// `only_latest`: the view reads only the measurement at each bucket's
+// max_time, which _unpack_fields then leaves the others out of decoding.
+void unpack_only_used_fields(CollectionRead read, bool only_latest) {
     Oid fn = unpack_fields_function(read);
     if (read.doc_column == 0 || !OidIsValid(fn))
         return;
@@ -783,7 +792,7 @@ void unpack_only_used_fields(CollectionRead read) {
     // The mutator copied the range table; find the view again.
     if (!recognise(read.query, read.view_rti, &read))
         elog(ERROR, "tscoll: lost the collection view while planning");
-    unpack_fields(read, use, fn);
+    unpack_fields(read, use, fn, only_latest);
 }
 
 bool plan_reads_in(Node *node, void *context);
@@ -794,8 +803,8 @@ void plan_query_reads(Query *query) {
         if (!recognise(query, rti, &read))
             continue;
         add_bucket_conditions(read);
-        read_last_points_only(read);
-        unpack_only_used_fields(read);
+        bool only_latest = read_last_points_only(read);
+        unpack_only_used_fields(read, only_latest);
     }
 }
 

@@ -139,14 +139,16 @@ std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n) {
 }  // namespace
 
 // tscoll._unpack_fields(_id objectid, meta jsonb, data bytea, time_field
-// text, meta_field text, fields text[]) RETURNS SETOF record: per
-// measurement its time, a NULL doc, then a column per field (FieldColumn).
+// text, meta_field text, fields text[], since timestamptz) RETURNS SETOF
+// record: per measurement at or after `since` (NULL: every one) its time, a
+// NULL doc, then a column per field (FieldColumn).
 // The planner puts it in place of _unpack when a query reads doc only
 // through doc->>'f', doc->'f' and (doc->>'f')::float8, so that only those
 // fields are decoded (SPEC §5).
 TSCOLL_FUNCTION(tscoll_unpack_fields) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(5))
         return PointerGetDatum(nullptr);
+    std::optional<BucketData::TimeWindow> window;
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
     TupleDesc desc = rsinfo->setDesc;
@@ -164,7 +166,10 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
     }
     if (desc->natts != static_cast<int>(fields.size()) + 2)
         throw Error(tscoll::ErrorCode::Internal, "_unpack_fields: one column per field expected");
-    BucketData bucket = decode_bucket(*id, data, &wanted);
+    if (!PG_ARGISNULL(6))
+        window = BucketData::TimeWindow{time_field,
+                                        tscoll::pg::to_unix_micros(PG_GETARG_TIMESTAMPTZ(6))};
+    BucketData bucket = decode_bucket(*id, data, &wanted, window);
     const tscoll::BucketColumn *times = nullptr;
     for (const tscoll::BucketColumn &c : bucket.columns()) {
         if (c.name == time_field)
@@ -199,11 +204,17 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
             throw Error(tscoll::ErrorCode::Corrupt,
                         "bucket data is corrupt: a measurement has no time",
                         "Bucket _id " + id->to_hex() + ".");
+        if (window && time.as_date() < window->since)
+            continue;
         values[0] = TimestampTzGetDatum(tscoll::pg::to_timestamptz(time.as_date()));
         for (size_t i = 0; i < fields.size(); i++) {
             FieldColumn &f = fields[i];
             if (from_meta[i])
                 continue;
+            // Columns decoded before the time column still hold rows the window skips.
+            while (f.column != nullptr && f.next < f.column->positions.size() &&
+                   f.column->positions[f.next] < row)
+                f.next++;
             if (f.column == nullptr || f.next >= f.column->positions.size() ||
                 f.column->positions[f.next] != row) {
                 nulls[i + 2] = true;

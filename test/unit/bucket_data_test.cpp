@@ -179,6 +179,47 @@ TEST(BucketData, FuzzFindingsAreRefused) {
                    "not finite");
 }
 
+// A decode with a time window builds, in the columns after the time
+// column, exactly the measurements at or after `since`; dates in the
+// columns keep their delta chain across the ones it passes over.
+TEST(BucketData, TimeWindowKeepsTheMeasurementsFromSince) {
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 200; round++) {
+        std::vector<Value> inserted;
+        BucketData data = random_bucket(rng, inserted);
+        if (round % 2 == 1) {  // a column before the time column
+            data = BucketData();
+            for (Value &m : inserted) {
+                Value reordered = Value::object();
+                reordered.add("d", Value::date(static_cast<int64_t>(rng() % 1000)));
+                for (Member &f : m.as_object())
+                    reordered.add(f.key, f.value);
+                m = reordered;
+                data.append(m, 100);
+            }
+        }
+        std::string bytes = data.encode();
+        UnixMicros since = static_cast<int64_t>(rng() % 1000000000);
+        std::vector<std::string> wanted = {"t", "d", "f0", "f3", "f5"};
+        BucketData windowed = BucketData::decode(bytes, &wanted, BucketData::TimeWindow{"t", since});
+        for (const BucketColumn &c : windowed.columns()) {
+            bool after_time = c.name != "d" && c.name != "t";
+            size_t j = 0;
+            for (uint32_t pos = 0; pos < inserted.size(); pos++) {
+                const Value *v = inserted[pos].find(c.name);
+                bool in_window = inserted[pos].find("t")->as_date() >= since;
+                if (v == nullptr || (after_time && !in_window))
+                    continue;
+                ASSERT_LT(j, c.positions.size());
+                EXPECT_EQ(c.positions[j], pos);
+                EXPECT_EQ(compare_values(c.values[j], *v), 0) << c.name << " at " << pos;
+                j++;
+            }
+            EXPECT_EQ(j, c.positions.size()) << c.name;
+        }
+    }
+}
+
 TEST(BucketData, ExtremeDatesFormatWithoutOverflow) {
     EXPECT_EQ(format_canonical_date(INT64_MIN).rfind("-2", 0), 0u);
     EXPECT_EQ(format_canonical_date(INT64_MAX).rfind("+2", 0), 0u);
