@@ -233,6 +233,12 @@ CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data byte
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 
+-- control.count rows of NULLs: what the view unpacks for a query that reads
+-- neither time nor doc (count(*), meta only), without reading the data.
+CREATE FUNCTION tscoll._bucket_slots(control jsonb)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_slots' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 500;
+
 -- Whether a bucket whose control is `control` can hold a measurement for
 -- which (doc->>field)::<type of bound> (or doc->field) compares to `bound`
 -- as btree strategy `strategy` says (1 <, 2 <=, 3 =, 4 >=, 5 >). False only

@@ -577,11 +577,13 @@ bool read_last_points_only(const CollectionRead &read) {
 
 struct FieldUse {
     const CollectionRead *read;
-    int levels;        // query levels below read->query
-    int other_uses;    // references to doc (or the whole row) of any other form
-    List *keys;        // the fields' keys, as String nodes
-    List *kinds;       // for each key: how _unpack_fields returns it (int list)
-    List *collations;  // for each key: the collation of the expression (oid list)
+    int levels;         // query levels below read->query
+    int field_reads;    // doc->>'k' and doc->'k'
+    int other_uses;     // references to the column (or the whole row) of any other form
+    List *keys;         // the fields' keys, as String nodes
+    List *kinds;        // for each key: how _unpack_fields returns it (int list)
+    List *collations;   // for each key: the collation of the expression (oid list)
+    AttrNumber column;  // the view's column whose other uses are counted
 };
 
 // How _unpack_fields returns a field: doc->>'f' (text), doc->'f' (jsonb),
@@ -629,9 +631,9 @@ const char *field_read(Node *node, FieldUse *use, bool *jsonb) {
     return TextDatumGetCString(key->constvalue);
 }
 
-// Whether `v`, a column of a join in the reading query, is the view's doc
-// (or could be: whole rows and merged columns count).
-bool join_column_is_doc(const CollectionRead &read, const Var *v) {
+// Whether `v`, a column of a join in the reading query, is the view's
+// `column` (or could be: whole rows and merged columns count).
+bool join_column_is(const CollectionRead &read, const Var *v, AttrNumber column) {
     RangeTblEntry *rte = rt_fetch(v->varno, read.query->rtable);
     if (rte->rtekind != RTE_JOIN)
         return false;
@@ -642,33 +644,36 @@ bool join_column_is_doc(const CollectionRead &read, const Var *v) {
         return alias != nullptr;
     const Var *aliased = castNode(Var, alias);
     if (static_cast<Index>(aliased->varno) == read.view_rti)
-        return aliased->varattno == read.doc_column || aliased->varattno == 0;
-    return join_column_is_doc(read, aliased);
+        return aliased->varattno == column || aliased->varattno == 0;
+    return join_column_is(read, aliased, column);
 }
 
-bool count_doc_uses(Node *node, FieldUse *use) {
+// Counts the uses of use->column other than doc->>'k' and doc->'k'.
+bool count_other_uses(Node *node, FieldUse *use) {
     if (node == nullptr)
         return false;
     if (IsA(node, Query)) {
         use->levels++;
-        bool result = query_tree_walker(castNode(Query, node), walker(count_doc_uses), use, 0);
+        bool result = query_tree_walker(castNode(Query, node), walker(count_other_uses), use, 0);
         use->levels--;
         return result;
     }
     bool jsonb = false;
-    if (field_read(node, use, &jsonb) != nullptr)
+    if (field_read(node, use, &jsonb) != nullptr) {
+        use->field_reads++;
         return false;
+    }
     if (IsA(node, Var)) {
         Var *v = castNode(Var, node);
         if (v->varlevelsup != static_cast<Index>(use->levels))
             return false;
         if (static_cast<Index>(v->varno) == use->read->view_rti
-                ? v->varattno == use->read->doc_column || v->varattno == 0
-                : join_column_is_doc(*use->read, v))
+                ? v->varattno == use->column || v->varattno == 0
+                : join_column_is(*use->read, v, use->column))
             use->other_uses++;
         return false;
     }
-    return expression_tree_walker(node, walker(count_doc_uses), use);
+    return expression_tree_walker(node, walker(count_other_uses), use);
 }
 
 // Replaces doc->>'f' and doc->'f' by the view's new column for f.
@@ -777,16 +782,39 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool
     unpack->eref->colnames = list_copy(names);
 }
 
+// A query that reads neither time nor doc (count(*), meta only) needs only
+// how many measurements each bucket holds: control.count.
+void count_from_control(const CollectionRead &read) {
+    List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_bucket_slots")));
+    Oid types[] = {JSONBOID};
+    Oid fn = LookupFuncName(name, 1, types, true);
+    Node *control = bucket_column(read, "control");
+    if (!OidIsValid(fn) || control == nullptr)
+        return;
+    RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
+    auto *function = linitial_node(RangeTblFunction, unpack->functions);
+    FuncExpr *call = makeFuncExpr(fn, RECORDOID, list_make1(control), InvalidOid, InvalidOid,
+                                  COERCE_EXPLICIT_CALL);
+    call->funcretset = true;
+    function->funcexpr = reinterpret_cast<Node *>(call);
+}
+
 // `only_latest`: the view reads only the measurement at each bucket's
 // max_time, which _unpack_fields then leaves the others out of decoding.
 void unpack_only_used_fields(CollectionRead read, bool only_latest) {
     Oid fn = unpack_fields_function(read);
     if (read.doc_column == 0 || !OidIsValid(fn))
         return;
-    FieldUse use = {&read, 0, 0, NIL, NIL, NIL};
-    query_tree_walker(read.query, walker(count_doc_uses), &use, QTW_IGNORE_JOINALIASES);
+    FieldUse use = {&read, 0, 0, 0, NIL, NIL, NIL, read.doc_column};
+    query_tree_walker(read.query, walker(count_other_uses), &use, QTW_IGNORE_JOINALIASES);
     if (use.other_uses > 0)
         return;
+    FieldUse time_use = {&read, 0, 0, 0, NIL, NIL, NIL, read.time_column};
+    query_tree_walker(read.query, walker(count_other_uses), &time_use, QTW_IGNORE_JOINALIASES);
+    if (use.field_reads == 0 && time_use.other_uses == 0) {
+        count_from_control(read);
+        return;
+    }
     query_tree_mutator(read.query, mutator(read_field_columns), &use,
                        QTW_DONT_COPY_QUERY | QTW_IGNORE_JOINALIASES);
     // The mutator copied the range table; find the view again.

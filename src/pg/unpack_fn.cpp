@@ -235,6 +235,27 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
     return PointerGetDatum(nullptr);
 }
 
+// tscoll._bucket_slots(control jsonb) RETURNS TABLE (time timestamptz, doc
+// jsonb): control.count rows of NULLs, for queries that only count a
+// bucket's measurements (read_plan.cpp); the data is not read.
+TSCOLL_FUNCTION(tscoll_bucket_slots) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    Value control =
+        tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(0); }));
+    const Value *count = control.find("count");
+    std::optional<int64_t> n = count ? count->as_exact_int64() : std::nullopt;
+    if (!n || *n < 0)
+        throw Error(tscoll::ErrorCode::Corrupt, "bucket control has no count");
+    Datum values[2] = {0, 0};
+    bool nulls[2] = {true, true};
+    tscoll::pg::pg_call([&] {
+        for (int64_t i = 0; i < *n; i++)
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    });
+    return PointerGetDatum(nullptr);
+}
+
 // tscoll._unpack(_id objectid, meta jsonb, data bytea, time_field text,
 // meta_field text) RETURNS TABLE (time timestamptz, doc jsonb)
 TSCOLL_FUNCTION(tscoll_unpack) {

@@ -226,3 +226,17 @@ EXPLAIN (COSTS OFF)
 SELECT DISTINCT ON (m) m, t, doc->>'v' FROM p ORDER BY m, t DESC;
 SELECT DISTINCT ON (m) m, t, doc->>'v' FROM p ORDER BY m, t DESC;
 SELECT DISTINCT ON (m) m, t, doc->>'v' FROM plain ORDER BY m, t DESC;
+
+-- count(*) and meta-only reads count control.count rows: no data is read.
+EXPLAIN (COSTS OFF) SELECT count(*) FROM p;
+SELECT (SELECT count(*) FROM p) = (SELECT count(*) FROM plain) AS same;
+SELECT (SELECT string_agg(m::text || ':' || n, ',' ORDER BY m::text)
+          FROM (SELECT m, count(*) AS n FROM p GROUP BY m) x)
+     = (SELECT string_agg(m::text || ':' || n, ',' ORDER BY m::text)
+          FROM (SELECT m, count(*) AS n FROM plain GROUP BY m) x) AS same;
+-- After deleting part of many buckets, control.count still counts exactly.
+BEGIN;
+DELETE FROM p WHERE (doc->>'w')::int < 10;
+DELETE FROM plain WHERE (doc->>'w')::int < 10;
+SELECT (SELECT count(*) FROM p) = (SELECT count(*) FROM plain) AS same, count(*) FROM plain;
+ROLLBACK;

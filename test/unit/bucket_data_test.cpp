@@ -201,7 +201,8 @@ TEST(BucketData, TimeWindowKeepsTheMeasurementsFromSince) {
         std::string bytes = data.encode();
         UnixMicros since = static_cast<int64_t>(rng() % 1000000000);
         std::vector<std::string> wanted = {"t", "d", "f0", "f3", "f5"};
-        BucketData windowed = BucketData::decode(bytes, &wanted, BucketData::TimeWindow{"t", since});
+        BucketData windowed =
+            BucketData::decode(bytes, &wanted, BucketData::TimeWindow{"t", since});
         for (const BucketColumn &c : windowed.columns()) {
             bool after_time = c.name != "d" && c.name != "t";
             size_t j = 0;
