@@ -46,6 +46,7 @@ extern "C" {
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 }
 
 #include "pg/nodes.hpp"
@@ -164,6 +165,8 @@ int64 span_seconds(Oid bucket_table) {
     auto *e = static_cast<SpanEntry *>(hash_search(spans, &bucket_table, HASH_FIND, &found));
     if (found)
         return e->seconds;
+    if (!ActiveSnapshotSet())
+        return 0;  // no catalog read without a snapshot: no widening this time
     int64 seconds = 0;
     if (SPI_connect() != SPI_OK_CONNECT)
         elog(ERROR, "SPI_connect failed");
@@ -424,7 +427,10 @@ Node *meta_condition(const CollectionRead &read, const Comparison &c) {
         make_opclause(arrow_op, JSONBOID, false, (Expr *)meta,
                       (Expr *)copy_node(lsecond(field->args)), InvalidOid, DEFAULT_COLLATION_OID);
     set_opfuncid(castNode(OpExpr, subfield));
-    List *values = jsonb_spellings(TextDatumGetCString(castNode(Const, c.bound)->constvalue));
+    const char *printed = TextDatumGetCString(castNode(Const, c.bound)->constvalue);
+    if (printed[0] == '{' || printed[0] == '[')
+        return nullptr;  // an object's or array's text: no index lookup for those
+    List *values = jsonb_spellings(printed);
     List *alternatives = NIL;
     ListCell *lc;
     foreach (lc, values) {
@@ -473,6 +479,9 @@ Node *bucket_condition(const CollectionRead &read, Node *qual) {
 }
 
 void add_bucket_conditions(const CollectionRead &read) {
+    // MERGE's join condition does not filter the source: NOT MATCHED rows count.
+    if (read.query->commandType == CMD_MERGE)
+        return;
     Node *condition = bucket_condition(read, read.query->jointree->quals);
     if (condition == nullptr)
         return;
@@ -505,8 +514,8 @@ bool reads_only_meta(Node *node, const CollectionRead &read) {
 
 bool asks_for_last_points(const CollectionRead &read) {
     Query *q = read.query;
-    if (!q->hasDistinctOn || read.meta_column == 0 || q->hasAggs || q->hasWindowFuncs ||
-        q->hasTargetSRFs || q->groupClause != NIL || q->groupingSets != NIL ||
+    if (q->commandType != CMD_SELECT || !q->hasDistinctOn || read.meta_column == 0 || q->hasAggs ||
+        q->hasWindowFuncs || q->hasTargetSRFs || q->groupClause != NIL || q->groupingSets != NIL ||
         q->setOperations != nullptr || list_length(q->jointree->fromlist) != 1 ||
         !IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
         static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) !=

@@ -3,13 +3,15 @@
 // Each input is decoded twice: as it is (header and checksum checks), and
 // with the magic, format version and a correct checksum put around it, so
 // that most inputs reach the structure parser. Whatever decodes must
-// rebuild its measurements and survive an encode/decode round trip. The
-// same bytes are also parsed as date text.
+// rebuild its measurements and survive an encode/decode round trip; the
+// partial decode queries use (some columns, a time window) must not fail
+// otherwise. The same bytes are also parsed as date text.
 // Built by CMake with -DTSCOLL_FUZZ=ON (clang); run by scripts/test.sh.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/bucket_data.hpp"
 #include "core/compare.hpp"
@@ -39,6 +41,12 @@ void decode(std::string_view bytes) {
         check_round_trip(tscoll::BucketData::decode(bytes));
     } catch (const tscoll::Error &) {
         // refusing is the expected answer to most inputs
+    }
+    // What queries do: a few columns, measurements from a time on.
+    static const std::vector<std::string> wanted = {"t", "a", "b"};
+    try {
+        tscoll::BucketData::decode(bytes, &wanted, tscoll::BucketData::TimeWindow{"t", 1000});
+    } catch (const tscoll::Error &) {
     }
 }
 
