@@ -37,7 +37,8 @@ class BucketData {
     std::string encode() const;
     // Throws Error(Corrupt) on anything but a well-formed encoding.
     static BucketData decode(std::string_view bytes);
-    // Measurements whose time is before `since` (a read's lower bound).
+    // A read's lower time bound: the measurements whose `time_field` is
+    // before `since` are not wanted.
     struct TimeWindow {
         std::string time_field;
         UnixMicros since;

@@ -1,17 +1,21 @@
-// Planning reads of collections (SPEC §5). Before PostgreSQL plans a query,
-// every collection view it reads is rewritten in two ways:
+// Planning reads of collections (SPEC §5; doc/ARCHITECTURE.md, Reading).
+// Before PostgreSQL plans a query, every collection view it reads is
+// rewritten:
 //
-//  * Bucket pruning: the query's conditions on the view's time column and
-//    on measurement fields become conditions on the bucket rows (min_time,
-//    max_time, control), added to the view's own WHERE. PostgreSQL then
-//    evaluates them like any condition: through the bucket table's indexes,
-//    with parameters, now() and stable expressions at execution time.
-//  * Lazy unpacking: when the query reads doc only as doc->>'f' or
-//    doc->'f' with constant keys, _unpack becomes _unpack_fields, which
-//    decodes only those fields, and each such expression reads its column.
-//
-// Meta conditions need nothing: the view's meta column is the bucket row's,
-// so PostgreSQL already evaluates them once per bucket.
+//  * Bucket pruning: the query's conditions on the view's time column, on
+//    meta subfields and on measurement fields become conditions on the
+//    bucket rows (min_time, max_time, meta, control), added to the view's
+//    own WHERE. PostgreSQL then evaluates them like any condition: through
+//    the bucket table's indexes, with parameters, now() and stable
+//    expressions at execution time. Meta conditions themselves already run
+//    once per bucket: the view's meta column is the bucket row's.
+//  * Last points: DISTINCT ON (meta ...) ORDER BY ..., time DESC reads only
+//    each series' latest bucket and its latest measurement.
+//  * Lazy unpacking: when the query reads doc only as doc->>'f', doc->'f'
+//    or (doc->>'f')::float8 with constant keys, _unpack becomes
+//    _unpack_fields, which decodes only those fields, and each such
+//    expression reads its column; with neither time nor doc read,
+//    _bucket_slots counts control.count rows.
 //
 // This file holds no C++ object with a destructor: it calls PostgreSQL
 // directly (see guard.hpp).
