@@ -239,6 +239,13 @@ CREATE FUNCTION tscoll._bucket_slots(control jsonb)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_bucket_slots' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 500;
 
+-- One row per bucket, its latest time: what the view unpacks for a query
+-- whose only aggregate is max(time) (control.max is exact).
+CREATE FUNCTION tscoll._bucket_latest(max_time timestamptz)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE ROWS 1
+    AS 'SELECT max_time, NULL::jsonb';
+
 -- Whether a bucket whose control is `control` can hold a measurement for
 -- which (doc->>field)::<type of bound> (or doc->field) compares to `bound`
 -- as btree strategy `strategy` says (1 <, 2 <=, 3 =, 4 >=, 5 >). False only

@@ -475,6 +475,10 @@ Node *bucket_condition(const CollectionRead &read, Node *qual) {
     Comparison c;
     if (!as_comparison(qual, &c))
         return nullptr;
+    // The bound moves one level down, into the view: references to outer
+    // queries (a correlated subquery's) must reach as far up as before.
+    c.bound = copy_node(c.bound);
+    IncrementVarSublevelsUp(c.bound, 1, 1);
     if (is_column(c.subject, read, read.time_column))
         return time_condition(read, c);
     if (Node *meta = meta_condition(read, c))
@@ -502,29 +506,36 @@ void add_bucket_conditions(const CollectionRead &read) {
 // conditions, reads only each series' latest bucket (the one whose max_time,
 // exact in control, is the series' latest), and only its latest measurement.
 
-bool reads_only_meta(Node *node, const CollectionRead &read) {
+// Whether `node` reads a column other than the view's meta (of any query).
+bool reads_other_than_meta(Node *node, CollectionRead *read) {
     if (node == nullptr)
-        return true;
-    if (checkExprHasSubLink(node) || contain_volatile_functions(node))
         return false;
-    List *vars = pull_var_clause(
-        node, PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS | PVC_RECURSE_PLACEHOLDERS);
-    ListCell *lc;
-    foreach (lc, vars)
-        if (!is_column(static_cast<Node *>(lfirst(lc)), read, read.meta_column))
-            return false;
-    return true;
+    if (IsA(node, Var))
+        return !is_column(node, *read, read->meta_column);
+    return expression_tree_walker(node, walker(reads_other_than_meta), read);
+}
+
+bool reads_only_meta(Node *node, const CollectionRead &read) {
+    return node == nullptr || (!checkExprHasSubLink(node) && !contain_volatile_functions(node) &&
+                               !reads_other_than_meta(node, const_cast<CollectionRead *>(&read)));
+}
+
+// A SELECT from the view alone, filtered on meta at most: answers per
+// series can then come from a few buckets.
+bool selects_by_meta_only(const CollectionRead &read) {
+    Query *q = read.query;
+    return q->commandType == CMD_SELECT && read.meta_column != 0 && !q->hasWindowFuncs &&
+           !q->hasTargetSRFs && q->groupingSets == NIL && q->setOperations == nullptr &&
+           list_length(q->jointree->fromlist) == 1 &&
+           IsA(linitial(q->jointree->fromlist), RangeTblRef) &&
+           static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) ==
+               read.view_rti &&
+           reads_only_meta(q->jointree->quals, read);
 }
 
 bool asks_for_last_points(const CollectionRead &read) {
     Query *q = read.query;
-    if (q->commandType != CMD_SELECT || !q->hasDistinctOn || read.meta_column == 0 || q->hasAggs ||
-        q->hasWindowFuncs || q->hasTargetSRFs || q->groupClause != NIL || q->groupingSets != NIL ||
-        q->setOperations != nullptr || list_length(q->jointree->fromlist) != 1 ||
-        !IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
-        static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) !=
-            read.view_rti ||
-        !reads_only_meta(q->jointree->quals, read) ||
+    if (!selects_by_meta_only(read) || !q->hasDistinctOn || q->hasAggs || q->groupClause != NIL ||
         list_length(q->sortClause) <= list_length(q->distinctClause))
         return false;
     ListCell *lc;
@@ -590,8 +601,10 @@ bool read_last_points_only(const CollectionRead &read) {
 
 struct FieldUse {
     const CollectionRead *read;
-    int levels;         // query levels below read->query
-    int field_reads;    // doc->>'k' and doc->'k'
+    int levels;        // query levels below read->query
+    int field_reads;   // doc->>'k' and doc->'k'
+    int latest_reads;  // max(time)
+    int other_aggregates;
     int other_uses;     // references to the column (or the whole row) of any other form
     List *keys;         // the fields' keys, as String nodes
     List *kinds;        // for each key: how _unpack_fields returns it (int list)
@@ -675,6 +688,21 @@ bool count_other_uses(Node *node, FieldUse *use) {
     if (field_read(node, use, &jsonb) != nullptr) {
         use->field_reads++;
         return false;
+    }
+    if (IsA(node, Aggref)) {
+        auto *agg = castNode(Aggref, node);
+        bool latest = agg->aggfnoid == F_MAX_TIMESTAMPTZ && agg->aggfilter == nullptr &&
+                      list_length(agg->args) == 1 &&
+                      IsA(linitial_node(TargetEntry, agg->args)->expr, Var);
+        const Var *v =
+            latest ? castNode(Var, linitial_node(TargetEntry, agg->args)->expr) : nullptr;
+        if (v != nullptr && static_cast<Index>(v->varno) == use->read->view_rti &&
+            v->varattno == use->read->time_column &&
+            v->varlevelsup == static_cast<Index>(use->levels)) {
+            use->latest_reads++;
+            return false;
+        }
+        use->other_aggregates++;
     }
     if (IsA(node, Var)) {
         Var *v = castNode(Var, node);
@@ -812,20 +840,43 @@ void count_from_control(const CollectionRead &read) {
     function->funcexpr = reinterpret_cast<Node *>(call);
 }
 
+// A query whose only aggregate is max(time), by meta at most, needs one row
+// per bucket: its max_time, exact in control (min_time is rounded down, so
+// min(time) still decodes).
+void latest_from_control(const CollectionRead &read) {
+    List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_bucket_latest")));
+    Oid types[] = {TIMESTAMPTZOID};
+    Oid fn = LookupFuncName(name, 1, types, true);
+    Node *max_time = bucket_column(read, "max_time");
+    if (!OidIsValid(fn) || max_time == nullptr)
+        return;
+    RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
+    auto *function = linitial_node(RangeTblFunction, unpack->functions);
+    FuncExpr *call = makeFuncExpr(fn, RECORDOID, list_make1(max_time), InvalidOid, InvalidOid,
+                                  COERCE_EXPLICIT_CALL);
+    call->funcretset = true;
+    function->funcexpr = reinterpret_cast<Node *>(call);
+}
+
 // `only_latest`: the view reads only the measurement at each bucket's
 // max_time, which _unpack_fields then leaves the others out of decoding.
 void unpack_only_used_fields(CollectionRead read, bool only_latest) {
     Oid fn = unpack_fields_function(read);
     if (read.doc_column == 0 || !OidIsValid(fn))
         return;
-    FieldUse use = {&read, 0, 0, 0, NIL, NIL, NIL, read.doc_column};
+    FieldUse use = {&read, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.doc_column};
     query_tree_walker(read.query, walker(count_other_uses), &use, QTW_IGNORE_JOINALIASES);
     if (use.other_uses > 0)
         return;
-    FieldUse time_use = {&read, 0, 0, 0, NIL, NIL, NIL, read.time_column};
+    FieldUse time_use = {&read, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.time_column};
     query_tree_walker(read.query, walker(count_other_uses), &time_use, QTW_IGNORE_JOINALIASES);
-    if (use.field_reads == 0 && time_use.other_uses == 0) {
+    if (use.field_reads == 0 && time_use.other_uses == 0 && time_use.latest_reads == 0) {
         count_from_control(read);
+        return;
+    }
+    if (use.field_reads == 0 && time_use.other_uses == 0 && time_use.other_aggregates == 0 &&
+        selects_by_meta_only(read)) {
+        latest_from_control(read);
         return;
     }
     query_tree_mutator(read.query, mutator(read_field_columns), &use,

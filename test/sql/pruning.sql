@@ -250,3 +250,16 @@ DELETE FROM p WHERE (doc->>'w')::int < 10;
 DELETE FROM plain WHERE (doc->>'w')::int < 10;
 SELECT (SELECT count(*) FROM p) = (SELECT count(*) FROM plain) AS same, count(*) FROM plain;
 ROLLBACK;
+
+-- max(time), by meta at most, reads one row per bucket: control.max is exact.
+EXPLAIN (COSTS OFF) SELECT m, max(t) FROM p GROUP BY m;
+SELECT (SELECT string_agg(m::text || ':' || x, ',' ORDER BY m::text)
+          FROM (SELECT m, max(t) AS x FROM p GROUP BY m) s)
+     = (SELECT string_agg(m::text || ':' || x, ',' ORDER BY m::text)
+          FROM (SELECT m, max(t) AS x FROM plain GROUP BY m) s) AS same;
+SELECT (SELECT max(t) FROM p WHERE m->>'s' = '2') = (SELECT max(t) FROM plain WHERE m->>'s' = '2')
+       AS same;
+-- Beside another aggregate, every measurement is read.
+SELECT (SELECT max(t)::text || count(*) FROM p) = (SELECT max(t)::text || count(*) FROM plain)
+       AS same;
+EXPLAIN (COSTS OFF) SELECT max(t), min(t) FROM p;
