@@ -24,6 +24,8 @@ SHLIB_LINK = $(BSON_LIBS) -lstdc++
 
 # No LLVM bitcode: the server's JIT gains nothing from these functions.
 override with_llvm = no
+# Rebuild what includes a header when the header changes (.deps/).
+override autodepend = yes
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
