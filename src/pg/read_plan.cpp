@@ -62,6 +62,11 @@ using tscoll::pg::copy_node;
 using tscoll::pg::mutator;
 using tscoll::pg::walker;
 
+// schema.name, as the parser's name lists have it.
+List *qualified(const char *schema, const char *name) {
+    return list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name)));
+}
+
 // A collection view as the rewriter expanded it into a query's range table:
 // SELECT m.time, b.meta, m.doc FROM buckets b, LATERAL _unpack(...) m.
 struct CollectionRead {
@@ -257,8 +262,7 @@ Node *shift(Node *bound, int64 seconds) {
     span->time = (seconds < 0 ? -seconds : seconds) * USECS_PER_SEC;
     Const *interval = makeConst(INTERVALOID, -1, InvalidOid, sizeof(Interval),
                                 PointerGetDatum(span), false, false);
-    List *name =
-        list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup(seconds < 0 ? "-" : "+")));
+    List *name = qualified("pg_catalog", seconds < 0 ? "-" : "+");
     Oid opno = OpernameGetOprid(name, TIMESTAMPTZOID, INTERVALOID);
     auto *op = castNode(OpExpr, make_opclause(opno, TIMESTAMPTZOID, false, (Expr *)copy_node(bound),
                                               (Expr *)interval, InvalidOid, InvalidOid));
@@ -369,8 +373,7 @@ Node *field_condition(const CollectionRead &read, const Comparison &c) {
         makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(c.strategy), false, true),
         copy_node(bound));
     Oid types[] = {JSONBOID, TEXTOID, INT4OID, exprType(bound)};
-    List *name =
-        list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_control_may_match")));
+    List *name = qualified("tscoll", "_control_may_match");
     Oid fn = LookupFuncName(name, 4, types, true);
     if (!OidIsValid(fn))
         return nullptr;
@@ -421,8 +424,8 @@ Node *meta_condition(const CollectionRead &read, const Comparison &c) {
         !IsA(lsecond(field->args), Const))
         return nullptr;
     Node *meta = bucket_column(read, "meta");
-    List *arrow = list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup("->")));
-    List *equals = list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup("=")));
+    List *arrow = qualified("pg_catalog", "->");
+    List *equals = qualified("pg_catalog", "=");
     Oid arrow_op = OpernameGetOprid(arrow, JSONBOID, TEXTOID);
     Oid equals_op = OpernameGetOprid(equals, JSONBOID, JSONBOID);
     if (meta == nullptr || !OidIsValid(arrow_op) || !OidIsValid(equals_op))
@@ -580,7 +583,7 @@ bool read_last_points_only(const CollectionRead &read) {
         read,
         "(coalesce(b.meta::text, ''), b.max_time) IN "
         "(SELECT coalesce(l.meta::text, ''), max(l.max_time) FROM %s l GROUP BY 1)");
-    List *equals = list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup("=")));
+    List *equals = qualified("pg_catalog", "=");
     Oid equals_op = OpernameGetOprid(equals, TIMESTAMPTZOID, TIMESTAMPTZOID);
     Expr *latest_point =
         make_opclause(equals_op, BOOLOID, false,
@@ -766,7 +769,7 @@ Oid unpack_fields_function(const CollectionRead &read) {
         types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
     types[5] = TEXTARRAYOID;
     types[6] = TIMESTAMPTZOID;
-    List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_unpack_fields")));
+    List *name = qualified("tscoll", "_unpack_fields");
     return LookupFuncName(name, 7, types, true);
 }
 
@@ -823,37 +826,19 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool
     unpack->eref->colnames = list_copy(names);
 }
 
-// A query that reads neither time nor doc (count(*), meta only) needs only
-// how many measurements each bucket holds: control.count.
-void count_from_control(const CollectionRead &read) {
-    List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_bucket_slots")));
-    Oid types[] = {JSONBOID};
-    Oid fn = LookupFuncName(name, 1, types, true);
-    Node *control = bucket_column(read, "control");
-    if (!OidIsValid(fn) || control == nullptr)
+// The view unpacks each bucket with tscoll.<function>(<the bucket's column>)
+// instead: a function returning (time, doc) rows that reads no data.
+void unpack_from_control(const CollectionRead &read, const char *function_name,
+                         const char *column) {
+    Node *arg = bucket_column(read, column);
+    Oid types[] = {arg != nullptr ? exprType(arg) : InvalidOid};
+    Oid fn = LookupFuncName(qualified("tscoll", function_name), 1, types, true);
+    if (!OidIsValid(fn) || arg == nullptr)
         return;
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
     auto *function = linitial_node(RangeTblFunction, unpack->functions);
-    FuncExpr *call = makeFuncExpr(fn, RECORDOID, list_make1(control), InvalidOid, InvalidOid,
-                                  COERCE_EXPLICIT_CALL);
-    call->funcretset = true;
-    function->funcexpr = reinterpret_cast<Node *>(call);
-}
-
-// A query whose only aggregate is max(time), by meta at most, needs one row
-// per bucket: its max_time, exact in control (min_time is rounded down, so
-// min(time) still decodes).
-void latest_from_control(const CollectionRead &read) {
-    List *name = list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_bucket_latest")));
-    Oid types[] = {TIMESTAMPTZOID};
-    Oid fn = LookupFuncName(name, 1, types, true);
-    Node *max_time = bucket_column(read, "max_time");
-    if (!OidIsValid(fn) || max_time == nullptr)
-        return;
-    RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
-    auto *function = linitial_node(RangeTblFunction, unpack->functions);
-    FuncExpr *call = makeFuncExpr(fn, RECORDOID, list_make1(max_time), InvalidOid, InvalidOid,
-                                  COERCE_EXPLICIT_CALL);
+    FuncExpr *call =
+        makeFuncExpr(fn, RECORDOID, list_make1(arg), InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
     call->funcretset = true;
     function->funcexpr = reinterpret_cast<Node *>(call);
 }
@@ -870,13 +855,16 @@ void unpack_only_used_fields(CollectionRead read, bool only_latest) {
         return;
     FieldUse time_use = {&read, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.time_column};
     query_tree_walker(read.query, walker(count_other_uses), &time_use, QTW_IGNORE_JOINALIASES);
+    // count(*), meta only: how many measurements each bucket holds.
     if (use.field_reads == 0 && time_use.other_uses == 0 && time_use.latest_reads == 0) {
-        count_from_control(read);
+        unpack_from_control(read, "_bucket_slots", "control");
         return;
     }
     if (use.field_reads == 0 && time_use.other_uses == 0 && time_use.other_aggregates == 0 &&
         selects_by_meta_only(read)) {
-        latest_from_control(read);
+        // max(time) alone: a row per bucket, its max_time, exact in control
+        // (min_time is rounded down, so min(time) still decodes).
+        unpack_from_control(read, "_bucket_latest", "max_time");
         return;
     }
     query_tree_mutator(read.query, mutator(read_field_columns), &use,

@@ -130,7 +130,7 @@ std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n) {
     for (int i = 0; i < count; i++) {
         if (nulls[i])
             throw Error(tscoll::ErrorCode::BadValue, "field names must not be null");
-        text *t = DatumGetTextPP(elements[i]);
+        text *t = tscoll::pg::pg_call([&] { return DatumGetTextPP(elements[i]); });
         result.emplace_back(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
     }
     return result;
