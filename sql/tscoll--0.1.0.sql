@@ -233,6 +233,33 @@ CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data byte
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 
+-- A bucket's measurements within the bounds, aggregated per
+-- date_trunc(unit, time) (unit NULL: one group): the group's start, a NULL
+-- doc, then per aggregate "<kind><field>" of (doc->>field)::float8 a partial
+-- result: M max, m min, s sum (float8), a avg's state {N, Sx, Sxx}
+-- (float8[]), c count, n count(*) (bigint). A bound whose strictness is NULL
+-- is absent. The planner calls it when a query aggregates measurement
+-- fields by time and meta only, and combines the partial results with the
+-- aggregates below (SPEC §5, doc/ARCHITECTURE.md "Aggregation in buckets").
+-- STABLE: date_trunc of timestamptz depends on TimeZone.
+CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, unit text,
+                                      aggregates text[], lower timestamptz,
+                                      lower_strict boolean, upper timestamptz,
+                                      upper_strict boolean)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+
+-- avg(float8) over the buckets' partial states: PostgreSQL's own combine
+-- and final functions, so the result is avg's.
+CREATE AGGREGATE tscoll._avg_of_partials(float8[]) (
+    SFUNC = float8_combine, STYPE = float8[], FINALFUNC = float8_avg,
+    COMBINEFUNC = float8_combine, INITCOND = '{0,0,0}', PARALLEL = SAFE);
+
+-- count(x) and count(*) over the buckets' partial counts.
+CREATE AGGREGATE tscoll._count_of_partials(bigint) (
+    SFUNC = int8pl, STYPE = bigint, COMBINEFUNC = int8pl, INITCOND = '0', PARALLEL = SAFE);
+
 -- control.count rows of NULLs: what the view unpacks for a query that reads
 -- neither time nor doc (count(*), meta only), without reading the data.
 CREATE FUNCTION tscoll._bucket_slots(control jsonb)

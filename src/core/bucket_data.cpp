@@ -131,7 +131,8 @@ void Writer::value(const Value &v, int64_t &previous_date) {
 
 class Reader {
   public:
-    explicit Reader(std::string_view in) : in_(in) {}
+    explicit Reader(std::string_view in, bool number_text = true)
+        : in_(in), number_text_(number_text) {}
     uint8_t byte() {
         if (pos_ >= in_.size())
             corrupt("unexpected end of data");
@@ -184,6 +185,7 @@ class Reader {
   private:
     std::string_view in_;
     size_t pos_ = 0;
+    bool number_text_;
 };
 
 Value Reader::value(int64_t &previous_date, size_t depth) {
@@ -198,7 +200,8 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
             return Value::boolean(tag == kTrue);
         case kInteger: {
             int64_t i = unzigzag(varint());
-            return Value::number(std::to_string(i), static_cast<double>(i));
+            return Value::number(number_text_ ? std::to_string(i) : std::string(),
+                                 static_cast<double>(i));
         }
         case kDouble: {
             double d;
@@ -206,7 +209,7 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
             if (!std::isfinite(d))
                 corrupt("a number that is not finite");
             // jsonb prints -0 as 0, so float8 reads it as 0.
-            return Value::number(shortest_text(d), d == 0 ? 0.0 : d);
+            return Value::number(number_text_ ? shortest_text(d) : std::string(), d == 0 ? 0.0 : d);
         }
         case kDecimal: {
             std::string_view text_value = text();
@@ -380,7 +383,7 @@ BucketData BucketData::decode(std::string_view bytes) {
 }
 
 BucketData BucketData::decode(std::string_view bytes, const std::vector<std::string> *wanted,
-                              const std::optional<TimeWindow> &window) {
+                              const std::optional<TimeWindow> &window, Numbers numbers) {
     static_assert(sizeof(double) == 8);
     if (bytes.size() < sizeof kMagic + 1 + 4 || std::memcmp(bytes.data(), kMagic, 4) != 0)
         corrupt("not tscoll bucket data");
@@ -390,7 +393,7 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
         stored |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[body.size() + i])) << (8 * i);
     if (crc32c(body) != stored)
         corrupt("checksum mismatch");
-    Reader r(body.substr(sizeof kMagic));
+    Reader r(body.substr(sizeof kMagic), numbers == Numbers::Exact);
     if (uint8_t version = r.byte(); version != kFormatVersion)
         corrupt("unknown format version " + std::to_string(version));
     BucketData data;

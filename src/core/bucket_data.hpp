@@ -43,11 +43,16 @@ class BucketData {
         std::string time_field;
         UnixMicros since;
     };
+    // How decoded numbers are built. Float8: integers and doubles carry
+    // their float8 only, with an empty text, for readers that compute with
+    // float8 alone (aggregation in buckets); decimals keep their text.
+    enum class Numbers { Exact, Float8 };
     // Builds only the columns named in `wanted` (nullptr: all), for reads
     // that use a few fields. With a window, columns after the time column
     // leave out the measurements before it.
     static BucketData decode(std::string_view bytes, const std::vector<std::string> *wanted,
-                             const std::optional<TimeWindow> &window = std::nullopt);
+                             const std::optional<TimeWindow> &window = std::nullopt,
+                             Numbers numbers = Numbers::Exact);
 
   private:
     BucketColumn &column(const std::string &name);

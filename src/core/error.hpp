@@ -17,6 +17,7 @@ enum class ErrorCode {
     BadDate,          // bad time value                   -> 22007
     TooLarge,         // measurement over a size limit    -> 54000
     InvalidText,      // a type's text input is malformed -> 22P02
+    OutOfRange,       // a float8 result overflows        -> 22003
     Corrupt,          // stored data fails to decode      -> XX001
     Internal,         // a broken invariant               -> XX000
 };

@@ -86,10 +86,11 @@ Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context) {
 }
 
 BucketData decode_bucket(const ObjectId &id, bytea *data, const std::vector<std::string> *wanted,
-                         const std::optional<BucketData::TimeWindow> &window) {
+                         const std::optional<BucketData::TimeWindow> &window,
+                         BucketData::Numbers numbers) {
     try {
         return BucketData::decode(std::string_view(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data)),
-                                  wanted, window);
+                                  wanted, window, numbers);
     } catch (const Error &e) {
         throw Error(e.code(), e.what(), "Bucket _id " + id.to_hex() + ".",
                     "Restore the bucket from a backup, or delete it from the bucket table.");

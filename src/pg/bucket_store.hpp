@@ -63,7 +63,8 @@ Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context);
 // `wanted` and `window` as BucketData::decode has them.
 BucketData decode_bucket(const ObjectId &id, bytea *data,
                          const std::vector<std::string> *wanted = nullptr,
-                         const std::optional<BucketData::TimeWindow> &window = std::nullopt);
+                         const std::optional<BucketData::TimeWindow> &window = std::nullopt,
+                         BucketData::Numbers numbers = BucketData::Numbers::Exact);
 
 struct StoredBucket {
     ObjectId id;

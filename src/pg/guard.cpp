@@ -33,6 +33,8 @@ int sqlstate_of(ErrorCode code) {
             return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
         case ErrorCode::InvalidText:
             return ERRCODE_INVALID_TEXT_REPRESENTATION;
+        case ErrorCode::OutOfRange:
+            return ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
         case ErrorCode::Corrupt:
             return ERRCODE_DATA_CORRUPTED;
         case ErrorCode::Internal:

@@ -25,6 +25,7 @@ extern "C" {
 #include "postgres.h"
 #include "access/stratnum.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
@@ -773,57 +774,76 @@ Oid unpack_fields_function(const CollectionRead &read) {
     return LookupFuncName(name, 7, types, true);
 }
 
-void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool only_latest) {
+// The view's unpacking becomes `call`, which returns time, doc and then a
+// column per name in `names`, of `types` and `collations`; the view gets a
+// matching column each, after its own.
+void replace_unpacking(const CollectionRead &read, FuncExpr *call, List *names, List *types,
+                       List *collations) {
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
     auto *function = linitial_node(RangeTblFunction, unpack->functions);
-    FuncExpr *old_call = castNode(FuncExpr, function->funcexpr);
-    int count = list_length(use.keys);
-    Datum *keys = static_cast<Datum *>(palloc(sizeof(Datum) * count));
+    call->funcretset = true;
+    function->funcexpr = reinterpret_cast<Node *>(call);
+    List *all_names = list_make2(makeString(pstrdup("time")), makeString(pstrdup("doc")));
+    List *all_types = list_make2_oid(TIMESTAMPTZOID, JSONBOID);
+    List *typmods = list_make2_int(-1, -1);
+    List *all_collations = list_make2_oid(InvalidOid, InvalidOid);
+    AttrNumber next_view_column = list_length(read.view->targetList) + 1;
+    RangeTblEntry *view_rte = rt_fetch(read.view_rti, read.query->rtable);
     int i = 0;
-    ListCell *k, *j, *c;
-    forboth(k, use.keys, j, use.kinds) {
-        keys[i++] = CStringGetTextDatum(psprintf("%c%s", lfirst_int(j), strVal(lfirst(k))));
+    ListCell *n, *t, *c;
+    forthree(n, names, t, types, c, collations) {
+        const char *name = strVal(lfirst(n));
+        all_names = lappend(all_names, makeString(pstrdup(name)));
+        all_types = lappend_oid(all_types, lfirst_oid(t));
+        typmods = lappend_int(typmods, -1);
+        all_collations = lappend_oid(all_collations, lfirst_oid(c));
+        Var *column = makeVar(read.unpack_rti, 3 + i++, lfirst_oid(t), -1, lfirst_oid(c), 0);
+        read.view->targetList = lappend(read.view->targetList,
+                                        makeTargetEntry(reinterpret_cast<Expr *>(column),
+                                                        next_view_column++, pstrdup(name), false));
+        view_rte->eref->colnames = lappend(view_rte->eref->colnames, makeString(pstrdup(name)));
     }
-    ArrayType *array = construct_array(keys, count, TEXTOID, -1, false, TYPALIGN_INT);
-    List *args = list_copy(old_call->args);
-    args = lappend(
-        args, makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false));
+    function->funccolcount = list_length(all_names);
+    function->funccolnames = all_names;
+    function->funccoltypes = all_types;
+    function->funccoltypmods = typmods;
+    function->funccolcollations = all_collations;
+    unpack->eref->colnames = list_copy(all_names);
+}
+
+// The arguments of the view's _unpack call.
+List *unpack_arguments(const CollectionRead &read) {
+    RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
+    return list_copy(
+        castNode(FuncExpr, linitial_node(RangeTblFunction, unpack->functions)->funcexpr)->args);
+}
+
+Const *text_array(List *strings) {
+    Datum *items = static_cast<Datum *>(palloc(sizeof(Datum) * (list_length(strings) + 1)));
+    int i = 0;
+    ListCell *lc;
+    foreach (lc, strings)
+        items[i++] = CStringGetTextDatum(strVal(lfirst(lc)));
+    ArrayType *array = construct_array(items, i, TEXTOID, -1, false, TYPALIGN_INT);
+    return makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false);
+}
+
+void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool only_latest) {
+    List *specs = NIL;
+    List *types = NIL;
+    ListCell *k, *j;
+    forboth(k, use.keys, j, use.kinds) {
+        specs = lappend(specs, makeString(psprintf("%c%s", lfirst_int(j), strVal(lfirst(k)))));
+        types = lappend_oid(types, kind_type(lfirst_int(j)));
+    }
+    List *args = unpack_arguments(read);
+    args = lappend(args, text_array(specs));
     args = lappend(args, only_latest ? bucket_column(read, "max_time")
                                      : reinterpret_cast<Node *>(
                                            makeNullConst(TIMESTAMPTZOID, -1, InvalidOid)));
     FuncExpr *call =
         makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-    call->funcretset = true;
-    function->funcexpr = reinterpret_cast<Node *>(call);
-
-    List *names = list_make2(makeString(pstrdup("time")), makeString(pstrdup("doc")));
-    List *coltypes = list_make2_oid(TIMESTAMPTZOID, JSONBOID);
-    List *typmods = list_make2_int(-1, -1);
-    List *collations = list_make2_oid(InvalidOid, InvalidOid);
-    AttrNumber next_view_column = list_length(read.view->targetList) + 1;
-    RangeTblEntry *view_rte = rt_fetch(read.view_rti, read.query->rtable);
-    i = 0;
-    forthree(k, use.keys, j, use.kinds, c, use.collations) {
-        Oid type = kind_type(lfirst_int(j));
-        names = lappend(names, makeString(pstrdup(strVal(lfirst(k)))));
-        coltypes = lappend_oid(coltypes, type);
-        typmods = lappend_int(typmods, -1);
-        collations = lappend_oid(collations, lfirst_oid(c));
-        Var *column = makeVar(read.unpack_rti, 3 + i, type, -1, lfirst_oid(c), 0);
-        read.view->targetList =
-            lappend(read.view->targetList,
-                    makeTargetEntry(reinterpret_cast<Expr *>(column), next_view_column++,
-                                    pstrdup(strVal(lfirst(k))), false));
-        view_rte->eref->colnames =
-            lappend(view_rte->eref->colnames, makeString(pstrdup(strVal(lfirst(k)))));
-        i++;
-    }
-    function->funccolcount = 2 + count;
-    function->funccolnames = names;
-    function->funccoltypes = coltypes;
-    function->funccoltypmods = typmods;
-    function->funccolcollations = collations;
-    unpack->eref->colnames = list_copy(names);
+    replace_unpacking(read, call, use.keys, types, use.collations);
 }
 
 // The view unpacks each bucket with tscoll.<function>(<the bucket's column>)
@@ -875,6 +895,265 @@ void unpack_only_used_fields(CollectionRead read, bool only_latest) {
     unpack_fields(read, use, fn, only_latest);
 }
 
+// ---------------------------------------------------------------------------
+// Aggregation in buckets (doc/ARCHITECTURE.md). A query that aggregates
+// measurement fields, grouped by date_trunc(unit, time) and meta at most,
+// filtered by time bounds and meta at most, reads each bucket as partial
+// aggregates per time group (_unpack_groups) and combines them:
+//   max(x) -> max(partial max)         sum(x) -> sum(partial sum)
+//   min(x) -> min(partial min)         avg(x) -> _avg_of_partials(state)
+//   count(x), count(*) -> _count_of_partials(partial count)
+// where x is (doc->>'f')::float8. No measurement becomes a row.
+
+struct BucketAggregation {
+    const CollectionRead *read;
+    const char *time_field;
+    const char *meta_field;      // nullptr: the collection has none
+    Node *truncation = nullptr;  // date_trunc(unit, time) grouped by
+    Comparison lower = {}, upper = {};
+    bool has_lower = false, has_upper = false;
+    List *kept = NIL;   // the query's conditions that stay: on meta only
+    List *specs = NIL;  // "<Float8Aggregate letter><field>", a view column each
+    bool reads_fields = false;
+    bool refused = false;
+};
+
+const char *const_text(Node *node) {
+    if (node == nullptr || !IsA(node, Const) || castNode(Const, node)->constisnull ||
+        castNode(Const, node)->consttype != TEXTOID)
+        return nullptr;
+    return TextDatumGetCString(castNode(Const, node)->constvalue);
+}
+
+bool is_truncation(Node *node, const CollectionRead &read) {
+    if (!IsA(node, FuncExpr) || castNode(FuncExpr, node)->funcid != F_DATE_TRUNC_TEXT_TIMESTAMPTZ)
+        return false;
+    List *args = castNode(FuncExpr, node)->args;
+    return const_text(static_cast<Node *>(linitial(args))) != nullptr &&
+           is_column(static_cast<Node *>(lsecond(args)), read, read.time_column);
+}
+
+// Time bounds of timestamptz, at most one on each side, and meta conditions.
+bool split_conditions(BucketAggregation *a) {
+    ListCell *lc;
+    foreach (lc, make_ands_implicit(reinterpret_cast<Expr *>(a->read->query->jointree->quals))) {
+        Node *qual = static_cast<Node *>(lfirst(lc));
+        Comparison c;
+        if (reads_only_meta(qual, *a->read)) {
+            a->kept = lappend(a->kept, qual);
+            continue;
+        }
+        if (!as_comparison(qual, &c) || !is_column(c.subject, *a->read, a->read->time_column) ||
+            c.subject_type != TIMESTAMPTZOID || exprType(c.bound) != TIMESTAMPTZOID)
+            return false;
+        bool lower = c.strategy >= BTEqualStrategyNumber;
+        bool upper = c.strategy <= BTEqualStrategyNumber;
+        if ((lower && a->has_lower) || (upper && a->has_upper))
+            return false;
+        if (lower)
+            a->lower = c, a->has_lower = true;
+        if (upper)
+            a->upper = c, a->has_upper = true;
+    }
+    return true;
+}
+
+bool groups_by_time_and_meta(BucketAggregation *a) {
+    Query *q = a->read->query;
+    ListCell *lc;
+    foreach (lc, q->groupClause) {
+        auto *expr = reinterpret_cast<Node *>(
+            get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), q->targetList));
+        if (reads_only_meta(expr, *a->read))
+            continue;
+        if (!is_truncation(expr, *a->read) ||
+            (a->truncation != nullptr && !equal(a->truncation, expr)))
+            return false;
+        a->truncation = expr;
+    }
+    return true;
+}
+
+// The partial aggregate that stands for `agg` ("<letter><field>"), or
+// nullptr when there is none.
+const char *partial_of(Aggref *agg, BucketAggregation *a) {
+    if (agg->agglevelsup != 0 || agg->aggfilter != nullptr || agg->aggorder != NIL ||
+        agg->aggdistinct != NIL || agg->aggkind != AGGKIND_NORMAL)
+        return nullptr;
+    if (agg->aggfnoid == F_COUNT_ && agg->aggstar)
+        return "n";
+    char letter = agg->aggfnoid == F_MAX_FLOAT8   ? 'M'
+                  : agg->aggfnoid == F_MIN_FLOAT8 ? 'm'
+                  : agg->aggfnoid == F_SUM_FLOAT8 ? 's'
+                  : agg->aggfnoid == F_AVG_FLOAT8 ? 'a'
+                  : agg->aggfnoid == F_COUNT_ANY  ? 'c'
+                                                  : 0;
+    if (letter == 0 || list_length(agg->args) != 1)
+        return nullptr;
+    Node *arg = reinterpret_cast<Node *>(linitial_node(TargetEntry, agg->args)->expr);
+    if (!IsA(arg, CoerceViaIO) || castNode(CoerceViaIO, arg)->resulttype != FLOAT8OID)
+        return nullptr;
+    const char *key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, arg)->arg), *a->read,
+                                F_JSONB_OBJECT_FIELD_TEXT);
+    // The time and meta fields read differently through doc: left to _unpack.
+    if (key == nullptr || strcmp(key, a->time_field) == 0 ||
+        (a->meta_field != nullptr && strcmp(key, a->meta_field) == 0))
+        return nullptr;
+    return psprintf("%c%s", letter, key);
+}
+
+// The view column, after its own, of the partial aggregate `spec`.
+AttrNumber partial_column(BucketAggregation *a, const char *spec) {
+    int i = 0;
+    ListCell *lc;
+    foreach (lc, a->specs) {
+        if (strcmp(strVal(lfirst(lc)), spec) == 0)
+            return list_length(a->read->view->targetList) + 1 + i;
+        i++;
+    }
+    a->specs = lappend(a->specs, makeString(pstrdup(spec)));
+    return list_length(a->read->view->targetList) + 1 + i;
+}
+
+// Whether the outputs read only aggregates with a partial, the time group
+// and meta; collects the partials.
+bool check_outputs(Node *node, BucketAggregation *a) {
+    if (node == nullptr || a->refused)
+        return false;
+    if (a->truncation != nullptr && equal(node, a->truncation))
+        return false;
+    if (IsA(node, Aggref)) {
+        const char *spec = partial_of(castNode(Aggref, node), a);
+        a->refused = spec == nullptr;
+        if (spec != nullptr) {
+            a->reads_fields |= spec[0] != 'n';
+            partial_column(a, spec);
+        }
+        return false;
+    }
+    if (IsA(node, Var)) {
+        a->refused = castNode(Var, node)->varlevelsup == 0 &&
+                     !is_column(node, *a->read, a->read->meta_column);
+        return false;
+    }
+    return expression_tree_walker(node, walker(check_outputs), a);
+}
+
+Oid tscoll_function(const char *name, int nargs, const Oid *types) {
+    return LookupFuncName(qualified("tscoll", name), nargs, types, true);
+}
+
+Aggref *combined(Aggref *agg, BucketAggregation *a) {
+    const char *spec = partial_of(agg, a);
+    Aggref *result = copy_node(agg);
+    Oid type = spec[0] == 'a'                     ? FLOAT8ARRAYOID
+               : spec[0] == 'c' || spec[0] == 'n' ? INT8OID
+                                                  : FLOAT8OID;
+    Var *partial = makeVar(a->read->view_rti, partial_column(a, spec), type, -1, InvalidOid, 0);
+    result->args =
+        list_make1(makeTargetEntry(reinterpret_cast<Expr *>(partial), 1, nullptr, false));
+    result->aggargtypes = list_make1_oid(type);
+    result->aggtranstype = InvalidOid;
+    if (spec[0] == 'a' || spec[0] == 'c' || spec[0] == 'n') {
+        result->aggfnoid =
+            tscoll_function(spec[0] == 'a' ? "_avg_of_partials" : "_count_of_partials", 1, &type);
+        result->aggstar = false;
+    }
+    return result;
+}
+
+Node *read_partials(Node *node, BucketAggregation *a) {
+    if (node == nullptr)
+        return nullptr;
+    if (a->truncation != nullptr && equal(node, a->truncation))
+        return reinterpret_cast<Node *>(
+            makeVar(a->read->view_rti, a->read->time_column, TIMESTAMPTZOID, -1, InvalidOid, 0));
+    if (IsA(node, Aggref))
+        return reinterpret_cast<Node *>(combined(castNode(Aggref, node), a));
+    return expression_tree_mutator(node, mutator(read_partials), a);
+}
+
+// The bound of one side, moved into the view, and its strictness; NULL
+// strictness says there is none.
+List *bound_arguments(const Comparison &c, bool present) {
+    if (!present)
+        return list_make2(makeNullConst(TIMESTAMPTZOID, -1, InvalidOid),
+                          makeNullConst(BOOLOID, -1, InvalidOid));
+    Node *bound = copy_node(c.bound);
+    IncrementVarSublevelsUp(bound, 1, 1);
+    bool strict = c.strategy == BTLessStrategyNumber || c.strategy == BTGreaterStrategyNumber;
+    return list_make2(bound, makeBoolConst(strict, false));
+}
+
+void unpack_groups(BucketAggregation *a, Oid fn) {
+    const CollectionRead &read = *a->read;
+    Node *unit =
+        a->truncation != nullptr
+            ? copy_node(static_cast<Node *>(linitial(castNode(FuncExpr, a->truncation)->args)))
+            : reinterpret_cast<Node *>(makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID));
+    List *args = unpack_arguments(read);
+    args = lappend(args, unit);
+    args = lappend(args, text_array(a->specs));
+    args = list_concat(args, bound_arguments(a->lower, a->has_lower));
+    args = list_concat(args, bound_arguments(a->upper, a->has_upper));
+    List *names = NIL, *types = NIL, *collations = NIL;
+    ListCell *lc;
+    foreach (lc, a->specs) {
+        const char *spec = strVal(lfirst(lc));
+        char letter = spec[0];
+        const char *aggregate = letter == 'M'   ? "max"
+                                : letter == 'm' ? "min"
+                                : letter == 's' ? "sum"
+                                : letter == 'a' ? "avg"
+                                                : "count";
+        names = lappend(names, makeString(spec[1] != '\0' ? psprintf("%s_%s", aggregate, spec + 1)
+                                                          : pstrdup(aggregate)));
+        types = lappend_oid(types, letter == 'a'                    ? FLOAT8ARRAYOID
+                                   : letter == 'c' || letter == 'n' ? INT8OID
+                                                                    : FLOAT8OID);
+        collations = lappend_oid(collations, InvalidOid);
+    }
+    FuncExpr *call =
+        makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+    replace_unpacking(read, call, names, types, collations);
+}
+
+// Whether the view now reads the partial aggregates of its buckets.
+bool aggregate_in_buckets(const CollectionRead &read) {
+    Query *q = read.query;
+    if (q->commandType != CMD_SELECT || !q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs ||
+        q->hasSubLinks || q->groupingSets != NIL || q->setOperations != nullptr ||
+        q->rowMarks != NIL || list_length(q->jointree->fromlist) != 1 ||
+        !IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
+        static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) !=
+            read.view_rti)
+        return false;
+    List *unpack_args = unpack_arguments(read);
+    BucketAggregation a = {&read, const_text(static_cast<Node *>(list_nth(unpack_args, 3))),
+                           const_text(static_cast<Node *>(list_nth(unpack_args, 4)))};
+    Oid types[11];
+    for (int i = 0; i < 5; i++)
+        types[i] = exprType(static_cast<Node *>(list_nth(unpack_args, i)));
+    Oid rest[] = {TEXTOID, TEXTARRAYOID, TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID};
+    memcpy(types + 5, rest, sizeof(rest));
+    Oid fn = tscoll_function("_unpack_groups", 11, types);
+    if (!OidIsValid(fn) || a.time_field == nullptr || !split_conditions(&a) ||
+        !groups_by_time_and_meta(&a))
+        return false;
+    check_outputs(reinterpret_cast<Node *>(q->targetList), &a);
+    check_outputs(q->havingQual, &a);
+    // count(*) alone, by meta: _bucket_slots reads control only.
+    if (a.refused || (!a.reads_fields && a.truncation == nullptr && !a.has_lower && !a.has_upper))
+        return false;
+    q->targetList = castNode(List, read_partials(reinterpret_cast<Node *>(q->targetList), &a));
+    q->havingQual = read_partials(q->havingQual, &a);
+    q->jointree->quals = reinterpret_cast<Node *>(make_ands_explicit(a.kept));
+    if (a.kept == NIL)
+        q->jointree->quals = nullptr;
+    unpack_groups(&a, fn);
+    return true;
+}
+
 bool plan_reads_in(Node *node, void *context);
 
 void plan_query_reads(Query *query) {
@@ -884,7 +1163,8 @@ void plan_query_reads(Query *query) {
             continue;
         add_bucket_conditions(read);
         bool only_latest = read_last_points_only(read);
-        unpack_only_used_fields(read, only_latest);
+        if (!aggregate_in_buckets(read))
+            unpack_only_used_fields(read, only_latest);
     }
 }
 

@@ -21,6 +21,7 @@ extern "C" {
 #include "core/bucket_data.hpp"
 #include "core/error.hpp"
 #include "pg/bucket_store.hpp"
+#include "pg/field_text.hpp"
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
@@ -31,61 +32,16 @@ using tscoll::BucketData;
 using tscoll::Error;
 using tscoll::Value;
 using tscoll::pg::decode_bucket;
+using tscoll::pg::field_text;
+using tscoll::pg::plain_double;
+using tscoll::pg::text_arg;
+using tscoll::pg::text_array_arg;
 
 // The time field is the canonical text; other dates stay {"$date": ...}.
 void render_time_field(Value &measurement, const std::string &time_field) {
     for (tscoll::Member &m : measurement.as_object())
         if (m.key == time_field && m.value.is(Value::Kind::Date))
             m.value = Value::string(tscoll::format_canonical_date(m.value.as_date()));
-}
-
-std::string text_arg(FunctionCallInfo fcinfo, int n) {
-    text *t = PG_GETARG_TEXT_PP(n);
-    return std::string(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-}
-
-// What `doc->>'f'` gives for the value `v` of f: jsonb's text of it.
-std::string field_text(const Value &v) {
-    switch (v.kind()) {
-        case Value::Kind::String:
-            return v.as_string();
-        case Value::Kind::Bool:
-            return v.as_bool() ? "true" : "false";
-        case Value::Kind::ObjectId:
-            return v.as_objectid().to_hex();
-        case Value::Kind::Number: {
-            // jsonb prints numbers as numeric does: no exponent, no "-0".
-            const std::string &text = v.as_number().text;
-            if (text.find_first_of("eE") == std::string::npos && text.rfind("-0", 0) != 0)
-                return text;
-            return tscoll::pg::pg_call([&] {
-                return DatumGetCString(DirectFunctionCall1(
-                    numeric_out,
-                    DirectFunctionCall3(numeric_in, CStringGetDatum(text.c_str()),
-                                        ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1))));
-            });
-        }
-        default: {
-            Jsonb *jsonb = tscoll::pg::value_to_jsonb(v);
-            return tscoll::pg::pg_call(
-                [&] { return JsonbToCString(nullptr, &jsonb->root, VARSIZE(jsonb)); });
-        }
-    }
-}
-
-// The double that float8 reads from the text of `n`, when that text is
-// what doc->>'f' gives too (no exponent, no "-0": see field_text).
-std::optional<double> plain_double(const tscoll::Number &n) {
-    if (n.float8)
-        return n.float8;
-    const std::string &text = n.text;
-    if (text.find_first_of("eE") != std::string::npos || text.rfind("-0", 0) == 0)
-        return std::nullopt;
-    double d = 0;
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), d);
-    if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(d))
-        return std::nullopt;
-    return d;
 }
 
 // One output column of _unpack_fields, as read_plan.cpp's FieldKind says:
@@ -117,23 +73,6 @@ Datum field_datum(const Value &v, char kind, bool &null) {
     std::string text = field_text(v);
     return tscoll::pg::pg_call(
         [&] { return PointerGetDatum(cstring_to_text_with_len(text.data(), text.size())); });
-}
-
-std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n) {
-    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(n); });
-    Datum *elements = nullptr;
-    bool *nulls = nullptr;
-    int count = 0;
-    tscoll::pg::pg_call(
-        [&] { deconstruct_array(array, TEXTOID, -1, false, 'i', &elements, &nulls, &count); });
-    std::vector<std::string> result;
-    for (int i = 0; i < count; i++) {
-        if (nulls[i])
-            throw Error(tscoll::ErrorCode::BadValue, "field names must not be null");
-        text *t = tscoll::pg::pg_call([&] { return DatumGetTextPP(elements[i]); });
-        result.emplace_back(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-    }
-    return result;
 }
 
 }  // namespace

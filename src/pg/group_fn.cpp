@@ -1,0 +1,301 @@
+// tscoll._unpack_groups: a bucket's measurements aggregated per time group,
+// for queries that aggregate measurement fields by date_trunc(unit, time)
+// and meta (read_plan.cpp, "Aggregation in buckets"). The query combines
+// these partial aggregates across buckets; no measurement becomes a row.
+extern "C" {
+#include "postgres.h"
+#include "catalog/pg_type_d.h"
+#include "funcapi.h"
+#include "parser/scansup.h"
+#include "pgtime.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+}
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/bucket_data.hpp"
+#include "core/error.hpp"
+#include "core/float8_aggregate.hpp"
+#include "pg/bucket_store.hpp"
+#include "pg/field_text.hpp"
+#include "pg/guard.hpp"
+#include "pg/pg_time.hpp"
+
+namespace {
+
+using tscoll::Error;
+using tscoll::Float8Aggregate;
+using tscoll::Float8State;
+using tscoll::Value;
+using tscoll::pg::pg_call;
+
+int64 floor_div(int64 a, int64 b) {
+    return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+// date_trunc(unit, t) of timestamptz, in the session's time zone. For
+// units up to an hour, date_trunc keeps t's own UTC offset, so where the
+// offset is the same over a whole bucket the truncation is arithmetic;
+// elsewhere (other units, a DST change inside the bucket) it calls
+// date_trunc itself.
+class Truncation {
+  public:
+    explicit Truncation(Datum unit) : unit_(unit) {
+        text *t = pg_call([&] { return DatumGetTextPP(unit); });
+        std::string name(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+        int val = 0;
+        char *lower = pg_call([&] {
+            return downcase_truncate_identifier(name.c_str(), static_cast<int>(name.size()), false);
+        });
+        if (DecodeUnits(0, lower, &val) == UNITS)
+            micros_ = val == DTK_HOUR       ? USECS_PER_HOUR
+                      : val == DTK_MINUTE   ? USECS_PER_MINUTE
+                      : val == DTK_SECOND   ? USECS_PER_SEC
+                      : val == DTK_MILLISEC ? 1000
+                      : val == DTK_MICROSEC ? 1
+                                            : 0;
+    }
+
+    // The bucket's measurements lie in [first, last].
+    void prepare(TimestampTz first, TimestampTz last) {
+        offset_.reset();
+        if (micros_ == 0)
+            return;
+        pg_time_t start = floor_div(tscoll::pg::to_unix_micros(first), USECS_PER_SEC);
+        pg_time_t end = floor_div(tscoll::pg::to_unix_micros(last), USECS_PER_SEC);
+        long before = 0, after = 0;
+        int before_dst = 0, after_dst = 0;
+        pg_time_t boundary = 0;
+        int found = pg_next_dst_boundary(&start, &before, &before_dst, &boundary, &after,
+                                         &after_dst, session_timezone);
+        if (found == 0 || (found == 1 && boundary > end))
+            offset_ = static_cast<int64>(before) * USECS_PER_SEC;
+    }
+
+    TimestampTz operator()(TimestampTz t) const {
+        if (offset_)
+            return floor_div(t + *offset_, micros_) * micros_ - *offset_;
+        return pg_call(
+            [&] { return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc, unit_, t)); });
+    }
+
+  private:
+    Datum unit_;
+    int64 micros_ = 0;             // the unit, when arithmetic can truncate to it
+    std::optional<int64> offset_;  // the UTC offset over the bucket, when constant
+};
+
+// The measurements a query's time conditions keep: lower and upper bounds,
+// each absent, inclusive or strict.
+struct TimeRange {
+    std::optional<TimestampTz> lower, upper;
+    bool lower_strict = false, upper_strict = false;
+
+    bool contains(TimestampTz t) const {
+        return (!lower || (lower_strict ? t > *lower : t >= *lower)) &&
+               (!upper || (upper_strict ? t < *upper : t <= *upper));
+    }
+};
+
+// Arguments 7-10: (lower, lower_strict, upper, upper_strict); a bound whose
+// strictness is NULL is absent. nullopt when a present bound is NULL: then
+// no measurement matches, as `time >= NULL` matches none.
+std::optional<TimeRange> time_range_arg(FunctionCallInfo fcinfo) {
+    TimeRange range;
+    for (int i : {7, 9}) {
+        if (PG_ARGISNULL(i + 1))
+            continue;
+        if (PG_ARGISNULL(i))
+            return std::nullopt;
+        (i == 7 ? range.lower : range.upper) = PG_GETARG_TIMESTAMPTZ(i);
+        (i == 7 ? range.lower_strict : range.upper_strict) = PG_GETARG_BOOL(i + 1);
+    }
+    return range;
+}
+
+// One output column: an aggregate of (doc->>'field')::float8, spelled
+// "<Float8Aggregate letter><field>" in the function's argument.
+struct Aggregate {
+    Float8Aggregate kind;
+    size_t field;  // into the fields; count(*) reads none
+};
+
+// The fields the aggregates read, and a cursor into each one's column.
+struct Field {
+    std::string name;
+    const tscoll::BucketColumn *column = nullptr;  // nullptr: no measurement has it
+    size_t next = 0;
+
+    const Value *at(uint32_t row) {
+        while (column != nullptr && next < column->positions.size() &&
+               column->positions[next] < row)
+            next++;
+        if (column == nullptr || next >= column->positions.size() || column->positions[next] != row)
+            return nullptr;
+        return &column->values[next];
+    }
+};
+
+struct TimeGroup {
+    TimestampTz start;
+    std::vector<Float8State> states;
+};
+
+void parse_aggregates(const std::vector<std::string> &specs, std::vector<Aggregate> *aggregates,
+                      std::vector<Field> *fields) {
+    for (const std::string &spec : specs) {
+        if (spec.empty() || std::string_view("Mmsacn").find(spec[0]) == std::string_view::npos)
+            throw Error(tscoll::ErrorCode::BadValue,
+                        "_unpack_groups: an aggregate is <kind><field>");
+        auto kind = static_cast<Float8Aggregate>(spec[0]);
+        if (kind == Float8Aggregate::Rows) {
+            aggregates->push_back({kind, 0});
+            continue;
+        }
+        std::string name = spec.substr(1);
+        size_t i = 0;
+        while (i < fields->size() && (*fields)[i].name != name)
+            i++;
+        if (i == fields->size())
+            fields->push_back({name});
+        aggregates->push_back({kind, i});
+    }
+}
+
+Datum state_datum(const Float8State &s, Float8Aggregate kind, bool *null) {
+    *null = false;
+    switch (kind) {
+        case Float8Aggregate::Count:
+        case Float8Aggregate::Rows:
+            return Int64GetDatum(s.count);
+        case Float8Aggregate::Avg: {
+            // avg(float8)'s transition state, {N, Sx, Sxx}, for float8_combine.
+            Datum parts[] = {Float8GetDatum(static_cast<double>(s.count)), Float8GetDatum(s.value),
+                             Float8GetDatum(s.sum_squares)};
+            return pg_call([&] {
+                return PointerGetDatum(
+                    construct_array(parts, 3, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, 'd'));
+            });
+        }
+        default:
+            *null = s.count == 0;
+            return Float8GetDatum(s.value);
+    }
+}
+
+void put_groups(FunctionCallInfo fcinfo, const std::vector<TimeGroup> &groups,
+                const std::vector<Aggregate> &aggregates, bool grouped_by_time) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    size_t width = aggregates.size() + 2;
+    std::vector<Datum> values(width);
+    std::unique_ptr<bool[]> nulls(new bool[width]());
+    nulls[0] = !grouped_by_time;
+    nulls[1] = true;  // doc: not read
+    for (const TimeGroup &g : groups) {
+        values[0] = TimestampTzGetDatum(g.start);
+        for (size_t i = 0; i < aggregates.size(); i++)
+            values[i + 2] = state_datum(g.states[i], aggregates[i].kind, &nulls[i + 2]);
+        pg_call([&] {
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values.data(), nulls.get());
+        });
+    }
+}
+
+}  // namespace
+
+// tscoll._unpack_groups(_id objectid, meta jsonb, data bytea, time_field
+// text, meta_field text, unit text, aggregates text[], lower timestamptz,
+// lower_strict boolean, upper timestamptz, upper_strict boolean) RETURNS
+// SETOF record: for each date_trunc(unit, time) of the measurements within
+// the bounds (unit NULL: one group, time NULL), a row of the group's start,
+// a NULL doc, and a column per aggregate (Aggregate): float8 for max, min
+// and sum, avg(float8)'s state float8[] for avg, bigint for counts.
+TSCOLL_FUNCTION(tscoll_unpack_groups) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(6))
+        return PointerGetDatum(nullptr);
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    std::optional<TimeRange> range = time_range_arg(fcinfo);
+    if (!range)
+        return PointerGetDatum(nullptr);
+    std::vector<Aggregate> aggregates;
+    std::vector<Field> fields;
+    parse_aggregates(tscoll::pg::text_array_arg(fcinfo, 6), &aggregates, &fields);
+    if (rsinfo->setDesc->natts != static_cast<int>(aggregates.size()) + 2)
+        throw Error(tscoll::ErrorCode::Internal,
+                    "_unpack_groups: one column per aggregate expected");
+    std::optional<Truncation> truncation;
+    if (!PG_ARGISNULL(5))
+        truncation.emplace(PG_GETARG_DATUM(5));
+
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
+    std::string time_field = tscoll::pg::text_arg(fcinfo, 3);
+    std::vector<std::string> wanted{time_field};
+    for (const Field &f : fields)
+        wanted.push_back(f.name);
+    std::optional<tscoll::BucketData::TimeWindow> window;
+    if (range->lower)
+        window =
+            tscoll::BucketData::TimeWindow{time_field, tscoll::pg::to_unix_micros(*range->lower)};
+    tscoll::BucketData bucket =
+        tscoll::pg::decode_bucket(*id, data, &wanted, window, tscoll::BucketData::Numbers::Float8);
+    const tscoll::BucketColumn *times = nullptr;
+    for (const tscoll::BucketColumn &c : bucket.columns()) {
+        times = c.name == time_field ? &c : times;
+        for (Field &f : fields)
+            f.column = f.name == c.name ? &c : f.column;
+    }
+    auto corrupt = [&] {
+        return Error(tscoll::ErrorCode::Corrupt,
+                     "bucket data is corrupt: a measurement has no time",
+                     "Bucket _id " + id->to_hex() + ".");
+    };
+    if (times == nullptr || times->positions.size() != bucket.count())
+        throw corrupt();
+
+    std::vector<TimestampTz> at(bucket.count());
+    TimestampTz first = 0, last = 0;
+    for (uint32_t row = 0; row < bucket.count(); row++) {
+        if (!times->values[row].is(Value::Kind::Date))
+            throw corrupt();
+        at[row] = tscoll::pg::to_timestamptz(times->values[row].as_date());
+        first = row == 0 ? at[row] : std::min(first, at[row]);
+        last = row == 0 ? at[row] : std::max(last, at[row]);
+    }
+    if (truncation)
+        truncation->prepare(first, last);
+
+    std::vector<TimeGroup> groups;
+    std::unordered_map<TimestampTz, size_t> group_of;
+    std::vector<std::optional<double>> row_values(fields.size());
+    for (uint32_t row = 0; row < bucket.count(); row++) {
+        if (!range->contains(at[row]))
+            continue;
+        TimestampTz start = truncation ? (*truncation)(at[row]) : 0;
+        auto [found, added] = group_of.emplace(start, groups.size());
+        if (added)
+            groups.push_back({start, std::vector<Float8State>(aggregates.size())});
+        TimeGroup &group = groups[found->second];
+        for (size_t i = 0; i < fields.size(); i++) {
+            const Value *v = fields[i].at(row);
+            row_values[i] = v != nullptr ? tscoll::pg::field_float8(*v) : std::nullopt;
+        }
+        for (size_t i = 0; i < aggregates.size(); i++) {
+            if (aggregates[i].kind == Float8Aggregate::Rows)
+                group.states[i].add(aggregates[i].kind, 0);
+            else if (const std::optional<double> &x = row_values[aggregates[i].field])
+                group.states[i].add(aggregates[i].kind, *x);
+        }
+    }
+    put_groups(fcinfo, groups, aggregates, truncation.has_value());
+    return PointerGetDatum(nullptr);
+}

@@ -1,0 +1,125 @@
+-- Aggregation in buckets (SPEC §5, doc/ARCHITECTURE.md): queries that
+-- aggregate (doc->>'f')::float8 by date_trunc(unit, time) and meta read
+-- partial aggregates per bucket (_unpack_groups). Every query here gives
+-- what the same query gives on a plain table holding the same measurements,
+-- including in time zones whose offset changes inside a bucket.
+\i test/setup.psql
+SET TimeZone = 'UTC';
+SELECT setseed(0.17);
+-- Buckets of up to two hours, aligned to even UTC hours: the DST changes of
+-- New York (07:00 UTC) and Lord Howe (15:00 UTC) fall inside buckets.
+SELECT tscoll.create_collection('g', 't', 'm', bucket_max_span_seconds => 7200,
+                                bucket_rounding_seconds => 7200);
+SET tscoll.bucket_max_count = 200;
+INSERT INTO g (t, m, doc)
+SELECT t, m, doc FROM (
+SELECT CASE WHEN i <= 2000 THEN '2024-03-09'::timestamptz + (random() * 172800)::int * interval '1 second'
+            ELSE '2024-04-06 12:00'::timestamptz + (random() * 21600)::int * interval '1 second' END AS t,
+       CASE i % 4 WHEN 0 THEN '{"s": 1}'::jsonb WHEN 1 THEN '{"s": 2}' WHEN 2 THEN '{"s": "x"}' END AS m,
+       jsonb_strip_nulls(jsonb_build_object(
+           'v', CASE WHEN i % 50 = 0 THEN to_jsonb('12.5'::text)
+                     WHEN i % 37 = 0 THEN 'null'::jsonb
+                     WHEN i % 41 = 0 THEN NULL
+                     WHEN i % 7 = 0 THEN to_jsonb((random() * 100)::int)
+                     ELSE to_jsonb(round((random() * 200 - 100)::numeric, 3)) END,
+           'w', CASE WHEN i % 3 = 0 THEN to_jsonb(i) END,
+           's', 'x' || (i % 4))) AS doc
+  FROM generate_series(1, 2600) i) AS measurements
+ ORDER BY t + CASE WHEN random() < 0.1 THEN interval '-1 hour' ELSE interval '0' END;
+RESET tscoll.bucket_max_count;
+SELECT count(*) > 30 AS several_buckets FROM "system.buckets.g";
+
+SET tscoll.enable_bucket_pruning = off;
+CREATE TABLE gp AS SELECT t, m, doc FROM g;
+RESET tscoll.enable_bucket_pruning;
+
+-- `query` with %1$s as the relation: whether g gives what gp gives, and
+-- whether g's plan aggregates in buckets.
+CREATE FUNCTION compare(query text) RETURNS text LANGUAGE plpgsql AS
+$$
+DECLARE
+    differ bigint;
+    rows bigint;
+    plan text := '';
+    line text;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((SELECT * FROM (%1$s) a EXCEPT ALL SELECT * FROM (%2$s) b)
+                    UNION ALL (SELECT * FROM (%2$s) b EXCEPT ALL SELECT * FROM (%1$s) a)) d',
+                   format(query, 'g'), format(query, 'gp')) INTO differ;
+    EXECUTE format('SELECT count(*) FROM (%s) r', format(query, 'g')) INTO rows;
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || format(query, 'g') LOOP
+        plan := plan || line;
+    END LOOP;
+    RETURN rows || ' rows, ' || CASE WHEN differ = 0 THEN 'same' ELSE differ || ' DIFFER' END
+           || CASE WHEN plan LIKE '%_unpack_groups%' THEN ', in buckets' ELSE '' END;
+END
+$$;
+
+-- Every aggregate, per hour and series, within bounds.
+SELECT compare($q$SELECT date_trunc('hour', t) AS h, m->>'s' AS s,
+       max((doc->>'v')::float8), min((doc->>'v')::float8),
+       round(sum((doc->>'v')::float8)::numeric, 6) AS sum, round(avg((doc->>'v')::float8)::numeric, 6) AS avg,
+       count((doc->>'v')::float8), count(*), count((doc->>'w')::float8)
+  FROM %1$s WHERE t >= '2024-03-09 05:00' AND t < '2024-03-10 20:00' GROUP BY 1, 2$q$);
+-- Each bound form, and none.
+SELECT compare(format($q$SELECT date_trunc('minute', t), max((doc->>'v')::float8), count(*)
+                        FROM %%1$s WHERE %s GROUP BY 1$q$, c))
+  FROM unnest(ARRAY['t > ''2024-03-10 01:00''', 't <= ''2024-03-09 07:30''',
+                    't BETWEEN ''2024-03-10 06:00'' AND ''2024-03-10 08:15''',
+                    't = (SELECT t FROM gp ORDER BY t LIMIT 1 OFFSET 700)',
+                    '''2024-03-10 12:00'' > t AND t > ''2024-03-10 11:00''', 'true']) c;
+-- No time group: one group per bucket; meta groups only.
+SELECT compare($q$SELECT max((doc->>'v')::float8), min((doc->>'v')::float8), count(*)
+                    FROM %1$s WHERE t > '2024-03-10'$q$);
+SELECT compare($q$SELECT m->>'s', round(avg((doc->>'v')::float8)::numeric, 6) FROM %1$s GROUP BY 1$q$);
+-- HAVING, ORDER BY an aggregate, LIMIT, meta conditions.
+SELECT compare($q$SELECT date_trunc('hour', t), max((doc->>'v')::float8) AS top FROM %1$s
+                   WHERE m->>'s' = '1' AND t < '2024-03-10'
+                   GROUP BY 1 HAVING count(*) > 10 ORDER BY top DESC LIMIT 5$q$);
+-- Units, and time zones whose offset changes inside a bucket.
+SELECT tz, unit, compare(format($q$SELECT date_trunc(%L, t), m, max((doc->>'v')::float8),
+                                   count(*) FROM %%1$s GROUP BY 1, 2$q$, unit))
+  FROM unnest(ARRAY['UTC', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu']) tz,
+       unnest(ARRAY['second', 'minute', 'hour', 'day', 'month']) unit,
+       LATERAL set_config('TimeZone', tz, false) s;
+SET TimeZone = 'UTC';
+
+-- A prepared statement, through its generic plan.
+PREPARE by_hour(timestamptz, timestamptz) AS
+SELECT date_trunc('hour', t) AS h, max((doc->>'v')::float8) AS v, count(*) AS n FROM g
+ WHERE t >= $1 AND t < $2 GROUP BY 1;
+SET plan_cache_mode = force_generic_plan;
+CREATE TEMP TABLE prepared_result AS EXECUTE by_hour('2024-03-09 10:00', '2024-03-09 20:00');
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE (h, v, n) IN (SELECT date_trunc('hour', t), max((doc->>'v')::float8), count(*)
+                                            FROM gp WHERE t >= '2024-03-09 10:00' AND t < '2024-03-09 20:00'
+                                            GROUP BY 1)) AS same
+  FROM prepared_result;
+-- A NULL bound matches nothing.
+EXECUTE by_hour(NULL, '2024-03-09 20:00');
+EXPLAIN (COSTS OFF) EXECUTE by_hour('2024-03-09 10:00', '2024-03-09 20:00');
+RESET plan_cache_mode;
+DEALLOCATE by_hour;
+SELECT max((doc->>'v')::float8), count(*) FROM g WHERE t > NULL::timestamptz;
+
+-- Not aggregated in buckets, and still right: FILTER, DISTINCT, time read
+-- otherwise, another cast.
+SELECT compare($q$SELECT date_trunc('hour', t), max((doc->>'v')::float8) FILTER (WHERE m->>'s' = '2') FROM %1$s GROUP BY 1$q$);
+SELECT compare($q$SELECT count(DISTINCT (doc->>'v')::float8) FROM %1$s$q$);
+SELECT compare($q$SELECT max(t), max((doc->>'v')::float8) FROM %1$s WHERE t < '2024-03-10'$q$);
+SELECT compare($q$SELECT date_trunc('hour', t), max((doc->>'v')::numeric) FROM %1$s GROUP BY 1$q$);
+
+-- The casts fail where the plain query's do, and only for measurements the
+-- query reads: "abc" is at 00:02.
+SELECT tscoll.create_collection('e', 't');
+INSERT INTO e (t, doc) VALUES
+    ('2024-01-01 00:01', '{"v": 1, "b": 1e308, "n": "NaN"}'),
+    ('2024-01-01 00:02', '{"v": "abc", "b": 1e308, "n": 5}'),
+    ('2024-01-01 00:03', '{"v": " 3 ", "b": true, "n": "-Infinity"}');
+SELECT max((doc->>'v')::float8) FROM e;
+SELECT max((doc->>'v')::float8) FROM e WHERE t < '2024-01-01 00:02';
+SELECT max((doc->>'v')::float8), sum((doc->>'v')::float8) FROM e WHERE t > '2024-01-01 00:02';
+SELECT sum((doc->>'b')::float8) FROM e WHERE t < '2024-01-01 00:03';
+SELECT max((doc->>'b')::float8) FROM e;
+SELECT max((doc->>'n')::float8), min((doc->>'n')::float8), avg((doc->>'n')::float8) FROM e;
+EXPLAIN (COSTS OFF) SELECT max((doc->>'n')::float8) FROM e WHERE t > '2024-01-01';
