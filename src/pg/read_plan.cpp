@@ -38,6 +38,7 @@ extern "C" {
 #include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
+#include "parser/scansup.h"
 #include "rewrite/rewriteManip.h"
 #include "tcop/tcopprot.h"
 #include "utils/array.h"
@@ -559,19 +560,44 @@ bool asks_for_last_points(const CollectionRead &read) {
            strategy == BTGreaterStrategyNumber;
 }
 
-// `condition` on the bucket table aliased b, analysed, for the view's WHERE.
-// Tables it reads are read as the view reads the bucket table.
-Node *analysed_bucket_condition(const CollectionRead &read, const char *condition) {
+// Every table the subqueries of `node` read is read as `as_user`.
+bool read_as(Node *node, Oid *as_user) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Query)) {
+        ListCell *lc;
+        foreach (lc, castNode(Query, node)->rtable)
+            lfirst_node(RangeTblEntry, lc)->checkAsUser = *as_user;
+        return query_tree_walker(castNode(Query, node), walker(read_as), as_user, 0);
+    }
+    return expression_tree_walker(node, walker(read_as), as_user);
+}
+
+// `condition` on the bucket table aliased b, analysed, for the view's WHERE;
+// each %s in it is the bucket table (no other % is special). Tables it reads
+// are read as the view reads the bucket table.
+// $1, $2 ... are timestamptz parameters, for the caller to replace.
+Node *analysed_bucket_condition(const CollectionRead &read, const char *condition,
+                                int timestamptz_params = 0) {
     char *table = quote_qualified_identifier(
         get_namespace_name(get_rel_namespace(read.bucket_table)), get_rel_name(read.bucket_table));
-    char *sql = psprintf("SELECT FROM %s b WHERE %s", table, psprintf(condition, table));
-    RawStmt *raw = linitial_node(RawStmt, pg_parse_query(sql));
-    Query *parsed = parse_analyze_fixedparams(raw, sql, nullptr, 0, nullptr);
+    StringInfoData sql;
+    initStringInfo(&sql);
+    appendStringInfo(&sql, "SELECT FROM %s b WHERE ", table);
+    for (const char *c = condition; *c != '\0'; c++) {
+        if (c[0] == '%' && c[1] == 's') {
+            appendStringInfoString(&sql, table);
+            c++;
+        } else {
+            appendStringInfoChar(&sql, *c);
+        }
+    }
+    RawStmt *raw = linitial_node(RawStmt, pg_parse_query(sql.data));
+    Oid types[] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+    Query *parsed = parse_analyze_fixedparams(raw, sql.data, types, timestamptz_params, nullptr);
     Oid as_user = rt_fetch(read.bucket_rti, read.view->rtable)->checkAsUser;
     Node *qual = parsed->jointree->quals;
-    ListCell *lc;
-    foreach (lc, castNode(Query, castNode(SubLink, qual)->subselect)->rtable)
-        lfirst_node(RangeTblEntry, lc)->checkAsUser = as_user;
+    read_as(qual, &as_user);
     ChangeVarNodes(qual, 1, read.bucket_rti, 0);
     return qual;
 }
@@ -1118,6 +1144,131 @@ void unpack_groups(BucketAggregation *a, Oid fn) {
     replace_unpacking(read, call, names, types, collations);
 }
 
+// ---------------------------------------------------------------------------
+// The latest groups: ORDER BY date_trunc(unit, time) DESC LIMIT k, grouped by
+// that alone and filtered by time bounds alone, needs only the buckets that
+// reach the k-th latest group among the buckets' max_time (exact in control:
+// each is a measurement's time, so its group is in the result). A group at
+// or after that one holds only measurements at or after it.
+
+struct LatestGroups {
+    const BucketAggregation *aggregation;
+    Node *lower, *upper;  // the bounds, for $1 and $2
+};
+
+Node *bounds_for_params(Node *node, LatestGroups *latest) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, Param) && castNode(Param, node)->paramkind == PARAM_EXTERN) {
+        Node *bound =
+            copy_node(castNode(Param, node)->paramid == 1 ? latest->lower : latest->upper);
+        IncrementVarSublevelsUp(bound, 2, 1);  // into the view, then into the sublink
+        return bound;
+    }
+    if (IsA(node, Query))
+        return reinterpret_cast<Node *>(
+            query_tree_mutator(castNode(Query, node), mutator(bounds_for_params), latest, 0));
+    return expression_tree_mutator(node, mutator(bounds_for_params), latest);
+}
+
+// The unit of date_trunc when it is at most an hour (date_trunc then keeps a
+// time's own UTC offset, so a group starts at or before its measurements).
+const char *short_unit(Node *truncation) {
+    const char *unit =
+        const_text(static_cast<Node *>(linitial(castNode(FuncExpr, truncation)->args)));
+    int value = 0;
+    char *lower = downcase_truncate_identifier(unit, strlen(unit), false);
+    if (DecodeUnits(0, lower, &value) != UNITS ||
+        (value != DTK_HOUR && value != DTK_MINUTE && value != DTK_SECOND && value != DTK_MILLISEC &&
+         value != DTK_MICROSEC))
+        return nullptr;
+    return unit;
+}
+
+// The value of a LIMIT or OFFSET that folds to a constant, else -1.
+int64 constant_count(Node *node) {
+    Node *folded = eval_const_expressions(nullptr, copy_node(node));
+    if (!IsA(folded, Const) || castNode(Const, folded)->constisnull)
+        return -1;
+    return DatumGetInt64(castNode(Const, folded)->constvalue);
+}
+
+// k (LIMIT plus OFFSET) when the query asks for the k latest time groups.
+int64 latest_groups_asked(const BucketAggregation &a) {
+    Query *q = a.read->query;
+    if (a.truncation == nullptr || a.kept != NIL || q->havingQual != nullptr ||
+        q->distinctClause != NIL || list_length(q->groupClause) != 1 || q->sortClause == NIL ||
+        q->limitOption != LIMIT_OPTION_COUNT || q->limitCount == nullptr ||
+        short_unit(a.truncation) == nullptr)
+        return 0;
+    auto *sort = linitial_node(SortGroupClause, q->sortClause);
+    Oid opfamily, type;
+    int16 strategy;
+    if (sort->tleSortGroupRef != linitial_node(SortGroupClause, q->groupClause)->tleSortGroupRef ||
+        !get_ordering_op_properties(sort->sortop, &opfamily, &type, &strategy) ||
+        strategy != BTGreaterStrategyNumber)
+        return 0;
+    int64 count = constant_count(q->limitCount);
+    int64 offset = q->limitOffset != nullptr ? constant_count(q->limitOffset) : 0;
+    return count > 0 && offset >= 0 && count + offset <= 100000 ? count + offset : 0;
+}
+
+const char *operator_of(int strategy) {
+    static const char *const names[] = {"", "<", "<=", "=", ">=", ">"};
+    return names[strategy];
+}
+
+// The SQL arguments of _unpack_groups for one bound: "$n, strict".
+char *bound_sql(const Comparison &c, bool present, int param) {
+    if (!present)
+        return pstrdup("NULL, NULL");
+    bool strict = c.strategy == BTLessStrategyNumber || c.strategy == BTGreaterStrategyNumber;
+    return psprintf("$%d, %s", param, strict ? "true" : "false");
+}
+
+void read_latest_groups_only(const BucketAggregation &a) {
+    int64 k = latest_groups_asked(a);
+    if (k == 0)
+        return;
+    // Groups known to exist: those of the max_time within the bounds, and
+    // those of the buckets that reach past the upper bound, found by
+    // decoding their times.
+    StringInfoData within, lower;
+    initStringInfo(&within);
+    initStringInfo(&lower);
+    appendStringInfoString(&lower, "true");
+    if (a.has_lower)
+        appendStringInfo(&lower, " AND l.max_time %s $1", operator_of(a.lower.strategy));
+    appendStringInfoString(&within, lower.data);
+    if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
+        appendStringInfo(&within, " AND l.max_time %s $2", operator_of(a.upper.strategy));
+    const char *unit = quote_literal_cstr(short_unit(a.truncation));
+    char *past_upper = pstrdup("");
+    if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
+        past_upper = psprintf(
+            " UNION ALL SELECT s.time FROM %%s l, LATERAL tscoll._unpack_groups(l._id, l.meta, "
+            "l.data, %s, %s, %s, '{n}', %s, %s) AS s(time timestamptz, doc jsonb, n bigint) "
+            "WHERE %s AND NOT (l.max_time %s $2) AND l.min_time %s $2",
+            quote_literal_cstr(a.time_field),
+            a.meta_field != nullptr ? quote_literal_cstr(a.meta_field) : "NULL", unit,
+            bound_sql(a.lower, a.has_lower, 1), bound_sql(a.upper, a.has_upper, 2), lower.data,
+            operator_of(a.upper.strategy), operator_of(a.upper.strategy));
+    // %%s: the bucket table, filled in by analysed_bucket_condition.
+    char *condition = psprintf(
+        "b.max_time >= coalesce((SELECT DISTINCT g FROM (SELECT date_trunc(%s, l.max_time) AS g "
+        "FROM %%s l "
+        "WHERE %s%s) AS known ORDER BY 1 DESC OFFSET " INT64_FORMAT " LIMIT 1), '-infinity')",
+        unit, within.data, past_upper, k - 1);
+    LatestGroups latest = {&a, a.has_lower ? a.lower.bound : nullptr,
+                           a.has_upper ? a.upper.bound : nullptr};
+    Node *qual = bounds_for_params(analysed_bucket_condition(*a.read, condition, 2), &latest);
+    FromExpr *from = a.read->view->jointree;
+    from->quals = from->quals == nullptr
+                      ? qual
+                      : reinterpret_cast<Node *>(make_andclause(list_make2(from->quals, qual)));
+    a.read->view->hasSubLinks = true;
+}
+
 // Whether the view now reads the partial aggregates of its buckets.
 bool aggregate_in_buckets(const CollectionRead &read) {
     Query *q = read.query;
@@ -1150,6 +1301,7 @@ bool aggregate_in_buckets(const CollectionRead &read) {
     q->jointree->quals = reinterpret_cast<Node *>(make_ands_explicit(a.kept));
     if (a.kept == NIL)
         q->jointree->quals = nullptr;
+    read_latest_groups_only(a);
     unpack_groups(&a, fn);
     return true;
 }

@@ -123,3 +123,21 @@ SELECT sum((doc->>'b')::float8) FROM e WHERE t < '2024-01-01 00:03';
 SELECT max((doc->>'b')::float8) FROM e;
 SELECT max((doc->>'n')::float8), min((doc->>'n')::float8), avg((doc->>'n')::float8) FROM e;
 EXPLAIN (COSTS OFF) SELECT max((doc->>'n')::float8) FROM e WHERE t > '2024-01-01';
+
+-- The latest groups (ORDER BY date_trunc(unit, time) DESC LIMIT k) read
+-- only the buckets that reach the k-th latest group known from max_time
+-- and from the buckets that reach past the upper bound. The data has gaps:
+-- nothing between 2024-03-10 23:59 and 2024-04-06 12:00.
+SELECT compare(format($q$SELECT date_trunc(%L, t) AS g, max((doc->>'v')::float8), count(*)
+                        FROM %%1$s WHERE %s GROUP BY 1 ORDER BY 1 DESC LIMIT %s$q$, unit, c, k))
+  FROM unnest(ARRAY['minute', 'hour', 'day']) unit,
+       unnest(ARRAY['t < ''2024-03-10 06:30''', 't <= ''2024-04-06 12:00''',
+                    't >= ''2024-03-09 12:00'' AND t < ''2024-03-10 18:00''', 'true']) c,
+       unnest(ARRAY['1', '7', '5 OFFSET 3']) k;
+EXPLAIN (COSTS OFF)
+SELECT date_trunc('minute', t), max((doc->>'v')::float8) FROM g WHERE t < '2024-03-10 06:30'
+ GROUP BY 1 ORDER BY 1 DESC LIMIT 5;
+SELECT count(*) AS buckets_read FROM "system.buckets.g"
+ WHERE max_time >= (SELECT date_trunc('minute', t) FROM gp WHERE t < '2024-03-10 06:30'
+                     GROUP BY 1 ORDER BY 1 DESC OFFSET 4 LIMIT 1)
+   AND min_time < '2024-03-10 06:30';
