@@ -16,6 +16,10 @@
 //    _unpack_fields, which decodes only those fields, and each such
 //    expression reads its column; with neither time nor doc read,
 //    _bucket_slots counts control.count rows.
+//  * Aggregation in buckets: max/min/sum/avg/count of (doc->>'f')::float8
+//    by date_trunc(unit, time) and meta become partial aggregates per
+//    bucket (_unpack_groups), combined by the query; ORDER BY the time
+//    group DESC LIMIT k reads only the buckets that reach the k-th latest.
 //
 // This file holds no C++ object with a destructor: it calls PostgreSQL
 // directly (see guard.hpp).
