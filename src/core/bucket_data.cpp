@@ -200,7 +200,7 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
             return Value::boolean(tag == kTrue);
         case kInteger: {
             int64_t i = unzigzag(varint());
-            return Value::number(number_text_ ? std::to_string(i) : std::string(),
+            return Value::number(number_text_ || depth > 0 ? std::to_string(i) : std::string(),
                                  static_cast<double>(i));
         }
         case kDouble: {
@@ -209,7 +209,8 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
             if (!std::isfinite(d))
                 corrupt("a number that is not finite");
             // jsonb prints -0 as 0, so float8 reads it as 0.
-            return Value::number(number_text_ ? shortest_text(d) : std::string(), d == 0 ? 0.0 : d);
+            return Value::number(number_text_ || depth > 0 ? shortest_text(d) : std::string(),
+                                 d == 0 ? 0.0 : d);
         }
         case kDecimal: {
             std::string_view text_value = text();

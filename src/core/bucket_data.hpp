@@ -43,9 +43,10 @@ class BucketData {
         std::string time_field;
         UnixMicros since;
     };
-    // How decoded numbers are built. Float8: integers and doubles carry
-    // their float8 only, with an empty text, for readers that compute with
-    // float8 alone (aggregation in buckets); decimals keep their text.
+    // How decoded numbers are built. Float8: integers and doubles that are
+    // a field's value carry their float8 only, with an empty text, for
+    // readers that compute with float8 alone (aggregation in buckets);
+    // decimals, and numbers inside objects and arrays, keep their text.
     enum class Numbers { Exact, Float8 };
     // Builds only the columns named in `wanted` (nullptr: all), for reads
     // that use a few fields. With a window, columns after the time column

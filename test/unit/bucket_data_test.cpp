@@ -221,6 +221,34 @@ TEST(BucketData, TimeWindowKeepsTheMeasurementsFromSince) {
     }
 }
 
+TEST(BucketData, Float8NumbersCarryTheExactDecodesFloat8) {
+    std::mt19937_64 rng(11);
+    for (int round = 0; round < 100; round++) {
+        std::vector<Value> inserted;
+        std::string bytes = random_bucket(rng, inserted).encode();
+        BucketData exact = BucketData::decode(bytes, nullptr);
+        BucketData float8 =
+            BucketData::decode(bytes, nullptr, std::nullopt, BucketData::Numbers::Float8);
+        ASSERT_EQ(exact.columns().size(), float8.columns().size());
+        for (size_t c = 0; c < exact.columns().size(); c++) {
+            const BucketColumn &a = exact.columns()[c];
+            const BucketColumn &b = float8.columns()[c];
+            ASSERT_EQ(a.values.size(), b.values.size());
+            for (size_t i = 0; i < a.values.size(); i++) {
+                if (!a.values[i].is(Value::Kind::Number)) {
+                    EXPECT_EQ(compare_values(a.values[i], b.values[i]), 0);
+                    continue;
+                }
+                const Number &x = a.values[i].as_number();
+                const Number &y = b.values[i].as_number();
+                EXPECT_EQ(x.float8, y.float8) << x.text;
+                // Integers and doubles carry no text; decimals keep theirs.
+                EXPECT_EQ(y.text.empty(), x.float8.has_value()) << x.text;
+            }
+        }
+    }
+}
+
 TEST(BucketData, ExtremeDatesFormatWithoutOverflow) {
     EXPECT_EQ(format_canonical_date(INT64_MIN).rfind("-2", 0), 0u);
     EXPECT_EQ(format_canonical_date(INT64_MAX).rfind("+2", 0), 0u);
