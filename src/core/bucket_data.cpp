@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/number.hpp"
@@ -131,12 +132,16 @@ void Writer::value(const Value &v, int64_t &previous_date) {
 
 class Reader {
   public:
-    explicit Reader(std::string_view in, bool number_text = true)
-        : in_(in), number_text_(number_text) {}
+    explicit Reader(std::string_view in) : in_(in) {}
     uint8_t byte() {
         if (pos_ >= in_.size())
             corrupt("unexpected end of data");
         return static_cast<uint8_t>(in_[pos_++]);
+    }
+    uint8_t peek() const {
+        if (pos_ >= in_.size())
+            corrupt("unexpected end of data");
+        return static_cast<uint8_t>(in_[pos_]);
     }
     uint64_t varint() {
         uint64_t v = 0;
@@ -185,7 +190,6 @@ class Reader {
   private:
     std::string_view in_;
     size_t pos_ = 0;
-    bool number_text_;
 };
 
 Value Reader::value(int64_t &previous_date, size_t depth) {
@@ -200,8 +204,7 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
             return Value::boolean(tag == kTrue);
         case kInteger: {
             int64_t i = unzigzag(varint());
-            return Value::number(number_text_ || depth > 0 ? std::to_string(i) : std::string(),
-                                 static_cast<double>(i));
+            return Value::number(std::to_string(i), static_cast<double>(i));
         }
         case kDouble: {
             double d;
@@ -209,8 +212,7 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
             if (!std::isfinite(d))
                 corrupt("a number that is not finite");
             // jsonb prints -0 as 0, so float8 reads it as 0.
-            return Value::number(number_text_ || depth > 0 ? shortest_text(d) : std::string(),
-                                 d == 0 ? 0.0 : d);
+            return Value::number(shortest_text(d), d == 0 ? 0.0 : d);
         }
         case kDecimal: {
             std::string_view text_value = text();
@@ -383,8 +385,18 @@ BucketData BucketData::decode(std::string_view bytes) {
     return decode(bytes, nullptr);
 }
 
-BucketData BucketData::decode(std::string_view bytes, const std::vector<std::string> *wanted,
-                              const std::optional<TimeWindow> &window, Numbers numbers) {
+namespace {
+
+// The bucket's body after its checksum and header are checked, positioned
+// at the first column.
+struct Body {
+    Reader reader;
+    uint32_t count;
+    uint64_t size;
+    uint64_t columns;
+};
+
+Body open_body(std::string_view bytes) {
     static_assert(sizeof(double) == 8);
     if (bytes.size() < sizeof kMagic + 1 + 4 || std::memcmp(bytes.data(), kMagic, 4) != 0)
         corrupt("not tscoll bucket data");
@@ -394,16 +406,43 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
         stored |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[body.size() + i])) << (8 * i);
     if (crc32c(body) != stored)
         corrupt("checksum mismatch");
-    Reader r(body.substr(sizeof kMagic), numbers == Numbers::Exact);
-    if (uint8_t version = r.byte(); version != kFormatVersion)
+    Reader r(body.substr(sizeof kMagic));
+    if (uint8_t version = r.byte(); version != BucketData::kFormatVersion)
         corrupt("unknown format version " + std::to_string(version));
-    BucketData data;
     uint64_t count = r.varint();
     if (count > UINT32_MAX)
         corrupt("count out of range");
-    data.count_ = static_cast<uint32_t>(count);
-    data.size_ = r.varint();
+    uint64_t size = r.varint();
     uint64_t columns = r.count();
+    return Body{r, static_cast<uint32_t>(count), size, columns};
+}
+
+// The next position of a column, after `position` (-1 before the first).
+int64_t next_position(Reader &r, int64_t position, uint32_t count, const std::string_view name) {
+    uint64_t gap = r.varint();
+    if (gap >= count || position + 1 + static_cast<int64_t>(gap) >= static_cast<int64_t>(count))
+        corrupt("position out of range in field \"" + std::string(name) + "\"");
+    return position + 1 + static_cast<int64_t>(gap);
+}
+
+void check_densest(size_t densest, uint32_t count) {
+    // Every measurement has the time field, so some column is dense; this
+    // also bounds what measurements() allocates by the size of the data.
+    if (densest != count)
+        corrupt("no field is present in all " + std::to_string(count) + " measurements");
+}
+
+}  // namespace
+
+BucketData BucketData::decode(std::string_view bytes, const std::vector<std::string> *wanted,
+                              const std::optional<TimeWindow> &window) {
+    Body b = open_body(bytes);
+    Reader &r = b.reader;
+    BucketData data;
+    data.count_ = b.count;
+    data.size_ = b.size;
+    uint64_t count = b.count;
+    uint64_t columns = b.columns;
     size_t densest = 0;
     // Once the window's time column is read: which measurements are in it.
     std::vector<bool> in_window;
@@ -426,11 +465,7 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
         int64_t position = -1;
         int64_t previous_date = 0;
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t gap = r.varint();
-            if (gap >= count ||
-                position + 1 + static_cast<int64_t>(gap) >= static_cast<int64_t>(count))
-                corrupt("position out of range in field \"" + name + "\"");
-            position += 1 + static_cast<int64_t>(gap);
+            position = next_position(r, position, b.count, name);
             if (!in_window.empty() && !in_window[position]) {
                 r.skip_in_column(previous_date);
                 continue;
@@ -448,11 +483,81 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
     }
     if (!r.at_end())
         corrupt("trailing bytes");
-    // Every measurement has the time field, so some column is dense; this
-    // also bounds what measurements() allocates by the size of the data.
-    if (densest != data.count_)
-        corrupt("no field is present in all " + std::to_string(count) + " measurements");
+    check_densest(densest, data.count_);
     return data;
+}
+
+namespace {
+
+// One entry of a Float8Column.
+void read_float8(Reader &r, Float8Column &c, int64_t &previous_date) {
+    uint8_t tag = r.peek();
+    if (tag == kDouble) {
+        r.byte();
+        double d;
+        std::memcpy(&d, r.bytes(8).data(), 8);
+        if (!std::isfinite(d))
+            corrupt("a number that is not finite");
+        c.numbers.push_back(d == 0 ? 0.0 : d);  // as Reader::value: -0 reads as 0
+    } else if (tag == kInteger) {
+        r.byte();
+        c.numbers.push_back(static_cast<double>(unzigzag(r.varint())));
+    } else {
+        c.others.emplace_back(static_cast<uint32_t>(c.numbers.size()), r.value(previous_date, 0));
+        c.numbers.push_back(0);
+    }
+}
+
+}  // namespace
+
+Float8Columns BucketData::decode_float8(std::string_view bytes, const std::string &time_field,
+                                        const std::vector<std::string> &fields) {
+    Body b = open_body(bytes);
+    Reader &r = b.reader;
+    Float8Columns result;
+    result.fields.resize(fields.size());
+    std::unordered_set<std::string_view> seen;
+    size_t densest = 0;
+    bool has_time = false;
+    for (uint64_t i = 0; i < b.columns; i++) {
+        std::string_view name = r.text();
+        if (!seen.insert(name).second)
+            corrupt("field \"" + std::string(name) + "\" appears twice");
+        uint64_t n = r.count();
+        densest = std::max(densest, static_cast<size_t>(n));
+        auto field = std::find(fields.begin(), fields.end(), name);
+        bool is_time = name == time_field;
+        if (is_time) {
+            if (n != b.count)
+                corrupt("a measurement has no time");
+            result.times.resize(n);
+            has_time = true;
+        }
+        Float8Column *column =
+            field != fields.end() ? &result.fields[field - fields.begin()] : nullptr;
+        int64_t position = -1;
+        int64_t previous_date = 0;
+        for (uint64_t j = 0; j < n; j++) {
+            position = next_position(r, position, b.count, name);
+            if (is_time) {
+                Value t = r.value(previous_date, 0);
+                if (!t.is(Value::Kind::Date))
+                    corrupt("a measurement has no time");
+                result.times[position] = t.as_date();
+            } else if (column != nullptr) {
+                column->positions.push_back(static_cast<uint32_t>(position));
+                read_float8(r, *column, previous_date);
+            } else {
+                r.skip(0);
+            }
+        }
+    }
+    if (!r.at_end())
+        corrupt("trailing bytes");
+    check_densest(densest, b.count);
+    if (!has_time && b.count > 0)
+        corrupt("a measurement has no time");
+    return result;
 }
 
 // Every read checks the whole bucket, so the checksum runs at memory speed

@@ -20,6 +20,21 @@ struct BucketColumn {
     std::vector<Value> values;        // values[i] belongs to measurement positions[i]
 };
 
+// A column read for float8 arithmetic (aggregation in buckets): integers
+// and doubles as their double, any other value kept whole for the reader to
+// cast as float8 casts its text.
+struct Float8Column {
+    std::vector<uint32_t> positions;  // strictly increasing
+    std::vector<double> numbers;      // numbers[i] belongs to positions[i], unless in others
+    std::vector<std::pair<uint32_t, Value>> others;  // (index into positions, value), ascending
+};
+
+// The times of a bucket's measurements and a few of its fields as float8.
+struct Float8Columns {
+    std::vector<UnixMicros> times;     // one per measurement
+    std::vector<Float8Column> fields;  // as asked; empty for a field no measurement has
+};
+
 class BucketData {
   public:
     static constexpr uint8_t kFormatVersion = 1;
@@ -43,17 +58,16 @@ class BucketData {
         std::string time_field;
         UnixMicros since;
     };
-    // How decoded numbers are built. Float8: integers and doubles that are
-    // a field's value carry their float8 only, with an empty text, for
-    // readers that compute with float8 alone (aggregation in buckets);
-    // decimals, and numbers inside objects and arrays, keep their text.
-    enum class Numbers { Exact, Float8 };
     // Builds only the columns named in `wanted` (nullptr: all), for reads
     // that use a few fields. With a window, columns after the time column
     // leave out the measurements before it.
     static BucketData decode(std::string_view bytes, const std::vector<std::string> *wanted,
-                             const std::optional<TimeWindow> &window = std::nullopt,
-                             Numbers numbers = Numbers::Exact);
+                             const std::optional<TimeWindow> &window = std::nullopt);
+
+    // Reads only the time column and `fields`, without building values for
+    // numbers; the same checks as decode.
+    static Float8Columns decode_float8(std::string_view bytes, const std::string &time_field,
+                                       const std::vector<std::string> &fields);
 
   private:
     BucketColumn &column(const std::string &name);

@@ -85,16 +85,34 @@ Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context) {
     return result;
 }
 
-BucketData decode_bucket(const ObjectId &id, bytea *data, const std::vector<std::string> *wanted,
-                         const std::optional<BucketData::TimeWindow> &window,
-                         BucketData::Numbers numbers) {
+namespace {
+
+// Runs `decode`, naming the bucket in its errors (SPEC §4.4: XX001).
+template <typename Decode>
+auto naming_bucket(const ObjectId &id, Decode decode) -> decltype(decode()) {
     try {
-        return BucketData::decode(std::string_view(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data)),
-                                  wanted, window, numbers);
+        return decode();
     } catch (const Error &e) {
         throw Error(e.code(), e.what(), "Bucket _id " + id.to_hex() + ".",
                     "Restore the bucket from a backup, or delete it from the bucket table.");
     }
+}
+
+std::string_view bytes_of(bytea *data) {
+    return std::string_view(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data));
+}
+
+}  // namespace
+
+BucketData decode_bucket(const ObjectId &id, bytea *data, const std::vector<std::string> *wanted,
+                         const std::optional<BucketData::TimeWindow> &window) {
+    return naming_bucket(id, [&] { return BucketData::decode(bytes_of(data), wanted, window); });
+}
+
+Float8Columns decode_bucket_float8(const ObjectId &id, bytea *data, const std::string &time_field,
+                                   const std::vector<std::string> &fields) {
+    return naming_bucket(
+        id, [&] { return BucketData::decode_float8(bytes_of(data), time_field, fields); });
 }
 
 CollectionInfo lookup_collection(Oid view) {

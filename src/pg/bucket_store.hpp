@@ -63,8 +63,11 @@ Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context);
 // `wanted` and `window` as BucketData::decode has them.
 BucketData decode_bucket(const ObjectId &id, bytea *data,
                          const std::vector<std::string> *wanted = nullptr,
-                         const std::optional<BucketData::TimeWindow> &window = std::nullopt,
-                         BucketData::Numbers numbers = BucketData::Numbers::Exact);
+                         const std::optional<BucketData::TimeWindow> &window = std::nullopt);
+
+// The same, for BucketData::decode_float8.
+Float8Columns decode_bucket_float8(const ObjectId &id, bytea *data, const std::string &time_field,
+                                   const std::vector<std::string> &fields);
 
 struct StoredBucket {
     ObjectId id;

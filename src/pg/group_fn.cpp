@@ -131,16 +131,23 @@ struct Aggregate {
 // The fields the aggregates read, and a cursor into each one's column.
 struct Field {
     std::string name;
-    const tscoll::BucketColumn *column = nullptr;  // nullptr: no measurement has it
-    size_t next = 0;
+    const tscoll::Float8Column *column = nullptr;
+    size_t next = 0;   // into column->positions
+    size_t other = 0;  // into column->others
 
-    const Value *at(uint32_t row) {
-        while (column != nullptr && next < column->positions.size() &&
-               column->positions[next] < row)
+    // (doc->>'name')::float8 of measurement `row`; nullopt when it has none.
+    std::optional<double> at(uint32_t row) {
+        const std::vector<uint32_t> &positions = column->positions;
+        while (next < positions.size() && positions[next] < row)
             next++;
-        if (column == nullptr || next >= column->positions.size() || column->positions[next] != row)
-            return nullptr;
-        return &column->values[next];
+        if (next >= positions.size() || positions[next] != row)
+            return std::nullopt;
+        const auto &others = column->others;
+        while (other < others.size() && others[other].first < next)
+            other++;
+        if (other < others.size() && others[other].first == next)
+            return tscoll::pg::field_float8(others[other].second);
+        return column->numbers[next];
     }
 };
 
@@ -238,36 +245,19 @@ TSCOLL_FUNCTION(tscoll_unpack_groups) {
 
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     bytea *data = pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
-    std::string time_field = tscoll::pg::text_arg(fcinfo, 3);
-    std::vector<std::string> wanted{time_field};
+    std::vector<std::string> names;
     for (const Field &f : fields)
-        wanted.push_back(f.name);
-    std::optional<tscoll::BucketData::TimeWindow> window;
-    if (range->lower)
-        window =
-            tscoll::BucketData::TimeWindow{time_field, tscoll::pg::to_unix_micros(*range->lower)};
-    tscoll::BucketData bucket =
-        tscoll::pg::decode_bucket(*id, data, &wanted, window, tscoll::BucketData::Numbers::Float8);
-    const tscoll::BucketColumn *times = nullptr;
-    for (const tscoll::BucketColumn &c : bucket.columns()) {
-        times = c.name == time_field ? &c : times;
-        for (Field &f : fields)
-            f.column = f.name == c.name ? &c : f.column;
-    }
-    auto corrupt = [&] {
-        return Error(tscoll::ErrorCode::Corrupt,
-                     "bucket data is corrupt: a measurement has no time",
-                     "Bucket _id " + id->to_hex() + ".");
-    };
-    if (times == nullptr || times->positions.size() != bucket.count())
-        throw corrupt();
+        names.push_back(f.name);
+    tscoll::Float8Columns bucket =
+        tscoll::pg::decode_bucket_float8(*id, data, tscoll::pg::text_arg(fcinfo, 3), names);
+    for (size_t i = 0; i < fields.size(); i++)
+        fields[i].column = &bucket.fields[i];
 
-    std::vector<TimestampTz> at(bucket.count());
+    uint32_t count = static_cast<uint32_t>(bucket.times.size());
+    std::vector<TimestampTz> at(count);
     TimestampTz first = 0, last = 0;
-    for (uint32_t row = 0; row < bucket.count(); row++) {
-        if (!times->values[row].is(Value::Kind::Date))
-            throw corrupt();
-        at[row] = tscoll::pg::to_timestamptz(times->values[row].as_date());
+    for (uint32_t row = 0; row < count; row++) {
+        at[row] = tscoll::pg::to_timestamptz(bucket.times[row]);
         first = row == 0 ? at[row] : std::min(first, at[row]);
         last = row == 0 ? at[row] : std::max(last, at[row]);
     }
@@ -277,18 +267,20 @@ TSCOLL_FUNCTION(tscoll_unpack_groups) {
     std::vector<TimeGroup> groups;
     std::unordered_map<TimestampTz, size_t> group_of;
     std::vector<std::optional<double>> row_values(fields.size());
-    for (uint32_t row = 0; row < bucket.count(); row++) {
+    size_t current = 0;  // the group of the previous measurement, most often the next's
+    for (uint32_t row = 0; row < count; row++) {
         if (!range->contains(at[row]))
             continue;
         TimestampTz start = truncation ? (*truncation)(at[row]) : 0;
-        auto [found, added] = group_of.emplace(start, groups.size());
-        if (added)
-            groups.push_back({start, std::vector<Float8State>(aggregates.size())});
-        TimeGroup &group = groups[found->second];
-        for (size_t i = 0; i < fields.size(); i++) {
-            const Value *v = fields[i].at(row);
-            row_values[i] = v != nullptr ? tscoll::pg::field_float8(*v) : std::nullopt;
+        if (groups.empty() || groups[current].start != start) {
+            auto [found, added] = group_of.emplace(start, groups.size());
+            if (added)
+                groups.push_back({start, std::vector<Float8State>(aggregates.size())});
+            current = found->second;
         }
+        TimeGroup &group = groups[current];
+        for (size_t i = 0; i < fields.size(); i++)
+            row_values[i] = fields[i].at(row);
         for (size_t i = 0; i < aggregates.size(); i++) {
             if (aggregates[i].kind == Float8Aggregate::Rows)
                 group.states[i].add(aggregates[i].kind, 0);

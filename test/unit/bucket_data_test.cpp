@@ -221,30 +221,38 @@ TEST(BucketData, TimeWindowKeepsTheMeasurementsFromSince) {
     }
 }
 
-TEST(BucketData, Float8NumbersCarryTheExactDecodesFloat8) {
+TEST(BucketData, Float8ColumnsHoldWhatDecodeBuilds) {
     std::mt19937_64 rng(11);
     for (int round = 0; round < 100; round++) {
         std::vector<Value> inserted;
         std::string bytes = random_bucket(rng, inserted).encode();
         BucketData exact = BucketData::decode(bytes, nullptr);
-        BucketData float8 =
-            BucketData::decode(bytes, nullptr, std::nullopt, BucketData::Numbers::Float8);
-        ASSERT_EQ(exact.columns().size(), float8.columns().size());
-        for (size_t c = 0; c < exact.columns().size(); c++) {
-            const BucketColumn &a = exact.columns()[c];
-            const BucketColumn &b = float8.columns()[c];
-            ASSERT_EQ(a.values.size(), b.values.size());
-            for (size_t i = 0; i < a.values.size(); i++) {
-                if (!a.values[i].is(Value::Kind::Number)) {
-                    EXPECT_EQ(compare_values(a.values[i], b.values[i]), 0);
-                    continue;
+        std::vector<std::string> fields = {"f0", "f3", "f5", "absent"};
+        Float8Columns float8 = BucketData::decode_float8(bytes, "t", fields);
+        ASSERT_EQ(float8.times.size(), inserted.size());
+        for (size_t i = 0; i < inserted.size(); i++)
+            EXPECT_EQ(float8.times[i], inserted[i].find("t")->as_date());
+        for (size_t f = 0; f < fields.size(); f++) {
+            const Float8Column &c = float8.fields[f];
+            const BucketColumn *e = nullptr;
+            for (const BucketColumn &column : exact.columns())
+                e = column.name == fields[f] ? &column : e;
+            ASSERT_EQ(c.positions.size(), e != nullptr ? e->positions.size() : 0u) << fields[f];
+            size_t other = 0;
+            for (size_t i = 0; i < c.positions.size(); i++) {
+                EXPECT_EQ(c.positions[i], e->positions[i]);
+                const Value &v = e->values[i];
+                bool is_other = other < c.others.size() && c.others[other].first == i;
+                if (is_other) {
+                    EXPECT_EQ(compare_values(c.others[other++].second, v), 0);
+                    // Only numbers stored as integer or double become doubles.
+                    EXPECT_TRUE(!v.is(Value::Kind::Number) || !v.as_number().float8);
+                } else {
+                    ASSERT_TRUE(v.is(Value::Kind::Number));
+                    EXPECT_EQ(c.numbers[i], v.as_number().float8.value());
                 }
-                const Number &x = a.values[i].as_number();
-                const Number &y = b.values[i].as_number();
-                EXPECT_EQ(x.float8, y.float8) << x.text;
-                // Integers and doubles carry no text; decimals keep theirs.
-                EXPECT_EQ(y.text.empty(), x.float8.has_value()) << x.text;
             }
+            EXPECT_EQ(other, c.others.size());
         }
     }
 }
