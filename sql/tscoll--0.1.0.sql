@@ -233,6 +233,16 @@ CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data byte
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 
+-- The same, dropping before building them the measurements that cannot
+-- pass the query's conditions (doc->>f)::float8 <op> bound: filters are
+-- "<btree strategy 1-5><field>" on fields returned as 'f', with their bounds.
+-- The query still applies its conditions (SPEC §5, lazy unpacking).
+CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, fields text[],
+                                      since timestamptz, filters text[], bounds float8[])
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+
 -- A bucket's measurements within the bounds, aggregated per
 -- date_trunc(unit, time) (unit NULL: one group): the group's start, a NULL
 -- doc, then per aggregate "<kind><field>" of (doc->>field)::float8 a partial

@@ -510,6 +510,20 @@ void read_float8(Reader &r, Float8Column &c, int64_t &previous_date) {
 
 }  // namespace
 
+Float8Cursor::Entry Float8Cursor::at(uint32_t position) {
+    const std::vector<uint32_t> &positions = column_->positions;
+    while (next_ < positions.size() && positions[next_] < position)
+        next_++;
+    if (next_ >= positions.size() || positions[next_] != position)
+        return Entry{};
+    const auto &others = column_->others;
+    while (other_ < others.size() && others[other_].first < next_)
+        other_++;
+    if (other_ < others.size() && others[other_].first == next_)
+        return Entry{true, &others[other_].second, 0};
+    return Entry{true, nullptr, column_->numbers[next_]};
+}
+
 Float8Columns BucketData::decode_float8(std::string_view bytes, const std::string &time_field,
                                         const std::vector<std::string> &fields) {
     Body b = open_body(bytes);

@@ -29,6 +29,24 @@ struct Float8Column {
     std::vector<std::pair<uint32_t, Value>> others;  // (index into positions, value), ascending
 };
 
+// Walks a Float8Column by ascending measurement position.
+class Float8Cursor {
+  public:
+    explicit Float8Cursor(const Float8Column &column) : column_(&column) {}
+    struct Entry {
+        bool present = false;          // whether the measurement has the field
+        const Value *other = nullptr;  // its value when not a number read as double
+        double number = 0;
+    };
+    // Positions must not decrease from one call to the next.
+    Entry at(uint32_t position);
+
+  private:
+    const Float8Column *column_;
+    size_t next_ = 0;   // into positions
+    size_t other_ = 0;  // into others
+};
+
 // The times of a bucket's measurements and a few of its fields as float8.
 struct Float8Columns {
     std::vector<UnixMicros> times;     // one per measurement

@@ -131,23 +131,14 @@ struct Aggregate {
 // The fields the aggregates read, and a cursor into each one's column.
 struct Field {
     std::string name;
-    const tscoll::Float8Column *column = nullptr;
-    size_t next = 0;   // into column->positions
-    size_t other = 0;  // into column->others
+    std::optional<tscoll::Float8Cursor> cursor;
 
     // (doc->>'name')::float8 of measurement `row`; nullopt when it has none.
     std::optional<double> at(uint32_t row) {
-        const std::vector<uint32_t> &positions = column->positions;
-        while (next < positions.size() && positions[next] < row)
-            next++;
-        if (next >= positions.size() || positions[next] != row)
+        tscoll::Float8Cursor::Entry e = cursor->at(row);
+        if (!e.present)
             return std::nullopt;
-        const auto &others = column->others;
-        while (other < others.size() && others[other].first < next)
-            other++;
-        if (other < others.size() && others[other].first == next)
-            return tscoll::pg::field_float8(others[other].second);
-        return column->numbers[next];
+        return e.other != nullptr ? tscoll::pg::field_float8(*e.other) : e.number;
     }
 };
 
@@ -251,7 +242,7 @@ TSCOLL_FUNCTION(tscoll_unpack_groups) {
     tscoll::Float8Columns bucket =
         tscoll::pg::decode_bucket_float8(*id, data, tscoll::pg::text_arg(fcinfo, 3), names);
     for (size_t i = 0; i < fields.size(); i++)
-        fields[i].column = &bucket.fields[i];
+        fields[i].cursor.emplace(bucket.fields[i]);
 
     uint32_t count = static_cast<uint32_t>(bucket.times.size());
     std::vector<TimestampTz> at(count);

@@ -841,6 +841,10 @@ void replace_unpacking(const CollectionRead &read, FuncExpr *call, List *names, 
     unpack->eref->colnames = list_copy(all_names);
 }
 
+Oid tscoll_function(const char *name, int nargs, const Oid *types) {
+    return LookupFuncName(qualified("tscoll", name), nargs, types, true);
+}
+
 // The arguments of the view's _unpack call.
 List *unpack_arguments(const CollectionRead &read) {
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
@@ -858,7 +862,56 @@ Const *text_array(List *strings) {
     return makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false);
 }
 
-void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool only_latest) {
+// The query's conditions (doc->>'f')::float8 <op> <float8 constant>, of a
+// SELECT from the view alone, as _unpack_fields' filters ("<strategy><f>")
+// and bounds: it may drop the measurements that cannot match before it
+// builds their rows. The conditions stay in the query.
+struct Prefilters {
+    List *specs = NIL;   // String nodes
+    List *bounds = NIL;  // Const float8
+};
+
+Prefilters prefilters_of(const CollectionRead &read) {
+    Prefilters result;
+    Query *q = read.query;
+    if (q->commandType != CMD_SELECT || list_length(q->jointree->fromlist) != 1 ||
+        !IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
+        static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) !=
+            read.view_rti)
+        return result;
+    ListCell *lc;
+    foreach (lc, make_ands_implicit(reinterpret_cast<Expr *>(q->jointree->quals))) {
+        Comparison c;
+        if (!as_comparison(static_cast<Node *>(lfirst(lc)), &c) || !IsA(c.subject, CoerceViaIO) ||
+            castNode(CoerceViaIO, c.subject)->resulttype != FLOAT8OID)
+            continue;
+        // 90.0 is float8(90.0::numeric) until folded.
+        c.bound = eval_const_expressions(nullptr, copy_node(c.bound));
+        if (!IsA(c.bound, Const) || castNode(Const, c.bound)->consttype != FLOAT8OID ||
+            castNode(Const, c.bound)->constisnull)
+            continue;
+        const char *key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, c.subject)->arg),
+                                    read, F_JSONB_OBJECT_FIELD_TEXT);
+        if (key == nullptr)
+            continue;
+        result.specs = lappend(result.specs, makeString(psprintf("%d%s", c.strategy, key)));
+        result.bounds = lappend(result.bounds, c.bound);
+    }
+    return result;
+}
+
+Const *float8_array(List *consts) {
+    Datum *items = static_cast<Datum *>(palloc(sizeof(Datum) * (list_length(consts) + 1)));
+    int i = 0;
+    ListCell *lc;
+    foreach (lc, consts)
+        items[i++] = lfirst_node(Const, lc)->constvalue;
+    ArrayType *array = construct_array(items, i, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, 'd');
+    return makeConst(FLOAT8ARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false);
+}
+
+void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool only_latest,
+                   const Prefilters &prefilters) {
     List *specs = NIL;
     List *types = NIL;
     ListCell *k, *j;
@@ -871,6 +924,20 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool
     args = lappend(args, only_latest ? bucket_column(read, "max_time")
                                      : reinterpret_cast<Node *>(
                                            makeNullConst(TIMESTAMPTZOID, -1, InvalidOid)));
+    Oid arg_types[9];
+    int n = 0;
+    ListCell *lc;
+    foreach (lc, args)
+        arg_types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
+    arg_types[7] = TEXTARRAYOID;
+    arg_types[8] = FLOAT8ARRAYOID;
+    Oid filtering =
+        prefilters.specs != NIL ? tscoll_function("_unpack_fields", 9, arg_types) : InvalidOid;
+    if (OidIsValid(filtering)) {
+        fn = filtering;
+        args = lappend(args, text_array(prefilters.specs));
+        args = lappend(args, float8_array(prefilters.bounds));
+    }
     FuncExpr *call =
         makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
     replace_unpacking(read, call, use.keys, types, use.collations);
@@ -917,12 +984,13 @@ void unpack_only_used_fields(CollectionRead read, bool only_latest) {
         unpack_from_control(read, "_bucket_latest", "max_time");
         return;
     }
+    Prefilters prefilters = prefilters_of(read);
     query_tree_mutator(read.query, mutator(read_field_columns), &use,
                        QTW_DONT_COPY_QUERY | QTW_IGNORE_JOINALIASES);
     // The mutator copied the range table; find the view again.
     if (!recognise(read.query, read.view_rti, &read))
         elog(ERROR, "tscoll: lost the collection view while planning");
-    unpack_fields(read, use, fn, only_latest);
+    unpack_fields(read, use, fn, only_latest, prefilters);
 }
 
 // ---------------------------------------------------------------------------
@@ -1067,10 +1135,6 @@ bool check_outputs(Node *node, BucketAggregation *a) {
         return false;
     }
     return expression_tree_walker(node, walker(check_outputs), a);
-}
-
-Oid tscoll_function(const char *name, int nargs, const Oid *types) {
-    return LookupFuncName(qualified("tscoll", name), nargs, types, true);
 }
 
 Aggref *combined(Aggref *agg, BucketAggregation *a) {

@@ -75,6 +75,110 @@ Datum field_datum(const Value &v, char kind, bool &null) {
         [&] { return PointerGetDatum(cstring_to_text_with_len(text.data(), text.size())); });
 }
 
+// A condition (doc->>'field')::float8 <strategy> bound of the query, which
+// _unpack_fields may apply before building a row: a measurement whose field
+// is a number failing it, or that has no value for it, cannot match.
+struct Prefilter {
+    size_t field;  // into the output fields, of kind 'f'
+    int strategy;  // btree: 1 <, 2 <=, 3 =, 4 >=, 5 >
+    double bound;
+};
+
+bool passes(double x, int strategy, double bound) {
+    switch (strategy) {
+        case 1:
+            return x < bound;
+        case 2:
+            return x <= bound;
+        case 3:
+            return x == bound;
+        case 4:
+            return x >= bound;
+        default:
+            return x > bound;
+    }
+}
+
+// Arguments 7 and 8, when given: filters "<strategy digit><field>" and
+// their float8 bounds. A filter on a field not returned as 'f' is ignored.
+std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
+                                      const std::vector<FieldColumn> &fields) {
+    std::vector<Prefilter> result;
+    if (PG_NARGS() < 9 || PG_ARGISNULL(7) || PG_ARGISNULL(8))
+        return result;
+    std::vector<std::string> specs = text_array_arg(fcinfo, 7);
+    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(8); });
+    Datum *bounds = nullptr;
+    bool *nulls = nullptr;
+    int count = 0;
+    tscoll::pg::pg_call([&] {
+        deconstruct_array(array, FLOAT8OID, 8, FLOAT8PASSBYVAL, 'd', &bounds, &nulls, &count);
+    });
+    if (count != static_cast<int>(specs.size()))
+        throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: one bound per filter expected");
+    for (size_t i = 0; i < specs.size(); i++) {
+        const std::string &spec = specs[i];
+        if (spec.size() < 2 || spec[0] < '1' || spec[0] > '5' || nulls[i])
+            throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a filter is <1-5><name>");
+        for (size_t f = 0; f < fields.size(); f++)
+            if (fields[f].kind == 'f' && fields[f].name == spec.substr(1))
+                result.push_back({f, spec[0] - '0', DatumGetFloat8(bounds[i])});
+    }
+    return result;
+}
+
+// _unpack_fields when every field is read as float8 ('f' and 'o') and none
+// is the time or meta field: numbers go from the bucket to float8 without
+// value objects, and the prefilters drop rows before they are built.
+void unpack_float8_fields(FunctionCallInfo fcinfo, const tscoll::ObjectId &id, bytea *data,
+                          const std::string &time_field, const std::vector<FieldColumn> &fields,
+                          const std::vector<Prefilter> &prefilters,
+                          std::optional<TimestampTz> since) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    std::vector<std::string> names;
+    std::vector<size_t> column_of;  // for each field, its column in the decoded bucket
+    for (const FieldColumn &f : fields) {
+        size_t c = std::find(names.begin(), names.end(), f.name) - names.begin();
+        if (c == names.size())
+            names.push_back(f.name);
+        column_of.push_back(c);
+    }
+    tscoll::Float8Columns bucket = tscoll::pg::decode_bucket_float8(id, data, time_field, names);
+    std::vector<tscoll::Float8Cursor> cursors(bucket.fields.begin(), bucket.fields.end());
+    std::vector<tscoll::Float8Cursor::Entry> entries(names.size());
+    std::vector<Datum> values(fields.size() + 2);
+    std::unique_ptr<bool[]> nulls(new bool[fields.size() + 2]());
+    nulls[1] = true;  // doc: not read
+    for (uint32_t row = 0; row < bucket.times.size(); row++) {
+        TimestampTz t = tscoll::pg::to_timestamptz(bucket.times[row]);
+        if (since && t < *since)
+            continue;
+        for (size_t c = 0; c < names.size(); c++)
+            entries[c] = cursors[c].at(row);
+        bool pass = true;
+        for (const Prefilter &p : prefilters) {
+            const tscoll::Float8Cursor::Entry &e = entries[column_of[p.field]];
+            pass =
+                pass && e.present && (e.other != nullptr || passes(e.number, p.strategy, p.bound));
+        }
+        if (!pass)
+            continue;
+        values[0] = TimestampTzGetDatum(t);
+        for (size_t i = 0; i < fields.size(); i++) {
+            const tscoll::Float8Cursor::Entry &e = entries[column_of[i]];
+            bool null = true;  // absent, or a number in the 'o' column
+            if (e.present && e.other != nullptr)
+                values[i + 2] = field_datum(*e.other, fields[i].kind, null);
+            else if (e.present && fields[i].kind == 'f')
+                values[i + 2] = Float8GetDatum(e.number), null = false;
+            nulls[i + 2] = null;
+        }
+        tscoll::pg::pg_call([&] {
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values.data(), nulls.get());
+        });
+    }
+}
+
 }  // namespace
 
 // tscoll._unpack_fields(_id objectid, meta jsonb, data bytea, time_field
@@ -105,6 +209,17 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
     }
     if (desc->natts != static_cast<int>(fields.size()) + 2)
         throw Error(tscoll::ErrorCode::Internal, "_unpack_fields: one column per field expected");
+    bool float8_only = std::all_of(fields.begin(), fields.end(), [&](const FieldColumn &f) {
+        return (f.kind == 'f' || f.kind == 'o') && f.name != time_field && f.name != meta_field;
+    });
+    if (float8_only) {
+        std::optional<TimestampTz> since;
+        if (!PG_ARGISNULL(6))
+            since = PG_GETARG_TIMESTAMPTZ(6);
+        unpack_float8_fields(fcinfo, *id, data, time_field, fields, prefilters_arg(fcinfo, fields),
+                             since);
+        return PointerGetDatum(nullptr);
+    }
     if (!PG_ARGISNULL(6))
         window = BucketData::TimeWindow{time_field,
                                         tscoll::pg::to_unix_micros(PG_GETARG_TIMESTAMPTZ(6))};

@@ -34,7 +34,7 @@ CREATE TABLE gp AS SELECT t, m, doc FROM g;
 RESET tscoll.enable_bucket_pruning;
 
 -- `query` with %1$s as the relation: whether g gives what gp gives, and
--- whether g's plan aggregates in buckets.
+-- whether g's plan aggregates in buckets or prefilters measurements.
 CREATE FUNCTION compare(query text) RETURNS text LANGUAGE plpgsql AS
 $$
 DECLARE
@@ -47,11 +47,12 @@ BEGIN
                     UNION ALL (SELECT * FROM (%2$s) b EXCEPT ALL SELECT * FROM (%1$s) a)) d',
                    format(query, 'g'), format(query, 'gp')) INTO differ;
     EXECUTE format('SELECT count(*) FROM (%s) r', format(query, 'g')) INTO rows;
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || format(query, 'g') LOOP
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF, VERBOSE) ' || format(query, 'g') LOOP
         plan := plan || line;
     END LOOP;
     RETURN rows || ' rows, ' || CASE WHEN differ = 0 THEN 'same' ELSE differ || ' DIFFER' END
-           || CASE WHEN plan LIKE '%_unpack_groups%' THEN ', in buckets' ELSE '' END;
+           || CASE WHEN plan LIKE '%_unpack_groups%' THEN ', in buckets' ELSE '' END
+           || CASE WHEN plan LIKE '%double precision[])%' THEN ', prefiltered' ELSE '' END;
 END
 $$;
 
@@ -109,6 +110,22 @@ SELECT compare($q$SELECT count(DISTINCT (doc->>'v')::float8) FROM %1$s$q$);
 SELECT compare($q$SELECT max(t), max((doc->>'v')::float8) FROM %1$s WHERE t < '2024-03-10'$q$);
 SELECT compare($q$SELECT date_trunc('hour', t), max((doc->>'v')::numeric) FROM %1$s GROUP BY 1$q$);
 
+-- Rows with float8 conditions: _unpack_fields drops the measurements whose
+-- number fails a condition before building them; strings, decimals and
+-- nulls are left to the query.
+SELECT compare(format($q$SELECT t, m, (doc->>'v')::float8 AS v, (doc->>'w')::float8 AS w
+                        FROM %%1$s WHERE %s$q$, c))
+  FROM unnest(ARRAY['(doc->>''v'')::float8 > 50', '(doc->>''v'')::float8 <= 12.5 AND t < ''2024-03-10''',
+                    '12.5 = (doc->>''v'')::float8', '(doc->>''v'')::float8 >= 99.5 AND (doc->>''w'')::float8 < 1000',
+                    '(doc->>''w'')::float8 > 2400.0']) c;
+SELECT compare($q$SELECT t, (doc->>'v')::float8 FROM %1$s WHERE (doc->>'v')::float8 > 90 OR (doc->>'w')::float8 > 2590$q$);
+-- Only the 66 measurements that pass leave _unpack_fields (w is an integer
+-- or absent: nothing is left for the query's own condition to remove).
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT t, (doc->>'w')::float8 FROM g WHERE (doc->>'w')::float8 > 2400.0;
+-- With a field read as text too, every value is built; the filter is unused.
+SELECT compare($q$SELECT t, doc->>'v' FROM %1$s WHERE (doc->>'v')::float8 > 50$q$);
+
 -- The casts fail where the plain query's do, and only for measurements the
 -- query reads: "abc" is at 00:02.
 SELECT tscoll.create_collection('e', 't');
@@ -122,6 +139,9 @@ SELECT max((doc->>'v')::float8), sum((doc->>'v')::float8) FROM e WHERE t > '2024
 SELECT sum((doc->>'b')::float8) FROM e WHERE t < '2024-01-01 00:03';
 SELECT max((doc->>'b')::float8) FROM e;
 SELECT max((doc->>'n')::float8), min((doc->>'n')::float8), avg((doc->>'n')::float8) FROM e;
+SELECT t, (doc->>'n')::float8 FROM e WHERE (doc->>'n')::float8 > 0 ORDER BY t;
+SELECT t FROM e WHERE (doc->>'v')::float8 > 0;
+SELECT t FROM e WHERE (doc->>'v')::float8 > 2 AND t > '2024-01-01 00:02';
 EXPLAIN (COSTS OFF) SELECT max((doc->>'n')::float8) FROM e WHERE t > '2024-01-01';
 
 -- The latest groups (ORDER BY date_trunc(unit, time) DESC LIMIT k) read
