@@ -1,0 +1,74 @@
+// A collection view as a query reads it, and what the planning of reads
+// shares between read_plan.cpp (pruning, lazy unpacking, last points) and
+// read_aggregate.cpp (aggregation in buckets). Internal to those two.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "nodes/parsenodes.h"
+#include "nodes/primnodes.h"
+}
+
+namespace tscoll::pg::reads {
+
+// A collection view as the rewriter expanded it into a query's range table:
+// SELECT m.time, b.meta, m.doc FROM buckets b, LATERAL _unpack(...) m.
+struct CollectionRead {
+    Query *query;  // the query that reads the view
+    Index view_rti;
+    Query *view;
+    Index bucket_rti;  // in view->rtable
+    Index unpack_rti;
+    AttrNumber time_column;  // the view's columns (0: none)
+    AttrNumber meta_column;
+    AttrNumber doc_column;
+    Oid bucket_table;
+};
+
+struct Comparison {
+    Node *subject;  // the side that is not the bound
+    Node *bound;    // free of the query's columns, not volatile
+    int strategy;   // BTLessStrategyNumber ..., as "subject <op> bound"
+    Oid opfamily;
+    Oid subject_type;
+};
+
+// schema.name, as the parser's name lists have it.
+List *qualified(const char *schema, const char *name);
+
+// `node` as a btree comparison of something with a bound, else false.
+bool as_comparison(Node *node, Comparison *c);
+
+// Whether `node` is the view's `column`, at the reading query's level.
+bool is_column(Node *node, const CollectionRead &read, AttrNumber column);
+
+// The key of doc->>'key' or doc->'key' on the view's doc column, else nullptr.
+const char *field_key(Node *node, const CollectionRead &read, Oid funcid);
+
+// Whether `node` reads no column but the view's meta (and nothing volatile).
+bool reads_only_meta(Node *node, const CollectionRead &read);
+
+// `condition` on the bucket table aliased b, analysed, for the view's WHERE;
+// each %s in it is the bucket table, $1, $2 ... timestamptz parameters.
+Node *analysed_bucket_condition(const CollectionRead &read, const char *condition,
+                                int timestamptz_params = 0);
+
+// tscoll.<name>(types), or InvalidOid in a database whose tscoll lacks it.
+Oid tscoll_function(const char *name, int nargs, const Oid *types);
+
+// The arguments of the view's _unpack call.
+List *unpack_arguments(const CollectionRead &read);
+
+// A text[] constant of String nodes.
+Const *text_array(List *strings);
+
+// The view's unpacking becomes `call`, which returns time, doc and then a
+// column per name; the view gets a matching column each, after its own.
+void replace_unpacking(const CollectionRead &read, FuncExpr *call, List *names, List *types,
+                       List *collations);
+
+// Whether the view now reads the partial aggregates of its buckets
+// (read_aggregate.cpp).
+bool aggregate_in_buckets(const CollectionRead &read);
+
+}  // namespace tscoll::pg::reads
