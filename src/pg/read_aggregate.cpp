@@ -167,12 +167,15 @@ bool check_outputs(Node *node, BucketAggregation *a) {
     return expression_tree_walker(node, walker(check_outputs), a);
 }
 
+// The type of _unpack_groups' column for the partial aggregate `letter`.
+Oid partial_type(char letter) {
+    return letter == 'a' ? FLOAT8ARRAYOID : letter == 'c' || letter == 'n' ? INT8OID : FLOAT8OID;
+}
+
 Aggref *combined(Aggref *agg, BucketAggregation *a) {
     const char *spec = partial_of(agg, a);
     Aggref *result = copy_node(agg);
-    Oid type = spec[0] == 'a'                     ? FLOAT8ARRAYOID
-               : spec[0] == 'c' || spec[0] == 'n' ? INT8OID
-                                                  : FLOAT8OID;
+    Oid type = partial_type(spec[0]);
     Var *partial = makeVar(a->read->view_rti, partial_column(a, spec), type, -1, InvalidOid, 0);
     result->args =
         list_make1(makeTargetEntry(reinterpret_cast<Expr *>(partial), 1, nullptr, false));
@@ -232,9 +235,7 @@ void unpack_groups(BucketAggregation *a, Oid fn) {
                                                 : "count";
         names = lappend(names, makeString(spec[1] != '\0' ? psprintf("%s_%s", aggregate, spec + 1)
                                                           : pstrdup(aggregate)));
-        types = lappend_oid(types, letter == 'a'                    ? FLOAT8ARRAYOID
-                                   : letter == 'c' || letter == 'n' ? INT8OID
-                                                                    : FLOAT8OID);
+        types = lappend_oid(types, partial_type(letter));
         collations = lappend_oid(collations, InvalidOid);
     }
     FuncExpr *call =

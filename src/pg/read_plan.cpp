@@ -71,6 +71,10 @@ List *qualified(const char *schema, const char *name) {
     return list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name)));
 }
 
+Oid tscoll_function(const char *name, int nargs, const Oid *types) {
+    return LookupFuncName(qualified("tscoll", name), nargs, types, true);
+}
+
 bool is_tscoll_function(Oid funcid, const char *name, int nargs) {
     Oid ns = get_func_namespace(funcid);
     const char *ns_name = OidIsValid(ns) ? get_namespace_name(ns) : nullptr;
@@ -355,8 +359,7 @@ Node *field_condition(const CollectionRead &read, const Comparison &c) {
         makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(c.strategy), false, true),
         copy_node(bound));
     Oid types[] = {JSONBOID, TEXTOID, INT4OID, exprType(bound)};
-    List *name = qualified("tscoll", "_control_may_match");
-    Oid fn = LookupFuncName(name, 4, types, true);
+    Oid fn = tscoll_function("_control_may_match", 4, types);
     if (!OidIsValid(fn))
         return nullptr;
     return reinterpret_cast<Node *>(
@@ -776,8 +779,7 @@ Oid unpack_fields_function(const CollectionRead &read) {
         types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
     types[5] = TEXTARRAYOID;
     types[6] = TIMESTAMPTZOID;
-    List *name = qualified("tscoll", "_unpack_fields");
-    return LookupFuncName(name, 7, types, true);
+    return tscoll_function("_unpack_fields", 7, types);
 }
 
 // The view's unpacking becomes `call`, which returns time, doc and then a
@@ -815,10 +817,6 @@ void replace_unpacking(const CollectionRead &read, FuncExpr *call, List *names, 
     function->funccoltypmods = typmods;
     function->funccolcollations = all_collations;
     unpack->eref->colnames = list_copy(all_names);
-}
-
-Oid tscoll_function(const char *name, int nargs, const Oid *types) {
-    return LookupFuncName(qualified("tscoll", name), nargs, types, true);
 }
 
 // The arguments of the view's _unpack call.
@@ -925,7 +923,7 @@ void unpack_from_control(const CollectionRead &read, const char *function_name,
                          const char *column) {
     Node *arg = bucket_column(read, column);
     Oid types[] = {arg != nullptr ? exprType(arg) : InvalidOid};
-    Oid fn = LookupFuncName(qualified("tscoll", function_name), 1, types, true);
+    Oid fn = tscoll_function(function_name, 1, types);
     if (!OidIsValid(fn) || arg == nullptr)
         return;
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);

@@ -12,8 +12,6 @@ extern "C" {
 }
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <optional>
 #include <memory>
 #include <vector>
