@@ -78,7 +78,8 @@ Value Bucket::control() const {
         if (m.key == time_field_ && m.value.is(Value::Kind::Date))
             m.value = Value::string(format_canonical_date(m.value.as_date()));
     Value control = Value::object();
-    control.add("version", Value::number(1));
+    // 2: the data is in the compressed format of SPEC §7.
+    control.add("version", Value::number(static_cast<int64_t>(BucketData::kFormatVersion)));
     control.add("min", std::move(min));
     control.add("max", std::move(max));
     control.add("count", Value::number(static_cast<int64_t>(data_.count())));
@@ -118,8 +119,10 @@ namespace {
 void check_bucket_row(const BucketData &data, const Value &control, const std::string &time_field,
                       UnixMicros min_time, UnixMicros max_time) {
     const Value *version = control.is(Value::Kind::Object) ? control.find("version") : nullptr;
-    if (version == nullptr || version->as_exact_int64() != 1)
-        bad_row("control.version must be 1");
+    // Rows written before the compressed format have version 1; both read.
+    std::optional<int64_t> number = version ? version->as_exact_int64() : std::nullopt;
+    if (number != 1 && number != 2)
+        bad_row("control.version must be 1 or 2");
     if (data.count() == 0)
         bad_row("data holds no measurement");
     if (const Value *count = control.find("count");

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "core/byte_io.hpp"
+#include "core/column_codec.hpp"
 #include "core/error.hpp"
 #include "core/number.hpp"
 
@@ -32,36 +34,12 @@ enum Tag : uint8_t {
     kArray = 10,    // varint count, then values
 };
 
-uint64_t zigzag(int64_t v) {
-    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-
-int64_t unzigzag(uint64_t v) {
-    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-}
-
-class Writer {
+class Writer : public ByteWriter {
   public:
-    void byte(uint8_t b) { out_.push_back(static_cast<char>(b)); }
-    void varint(uint64_t v) {
-        while (v >= 0x80) {
-            byte(static_cast<uint8_t>(v | 0x80));
-            v >>= 7;
-        }
-        byte(static_cast<uint8_t>(v));
-    }
-    void bytes(std::string_view s) { out_.append(s); }
-    void text(std::string_view s) {
-        varint(s.size());
-        bytes(s);
-    }
     void value(const Value &v, int64_t &previous_date);
-    std::string take() { return std::move(out_); }
-    const std::string &buffer() const { return out_; }
 
   private:
     void number(const Number &n);
-    std::string out_;
 };
 
 void Writer::number(const Number &n) {
@@ -126,53 +104,15 @@ void Writer::value(const Value &v, int64_t &previous_date) {
     }
 }
 
-[[noreturn]] void corrupt(const std::string &what) {
-    throw Error(ErrorCode::Corrupt, "bucket data is corrupt: " + what);
-}
-
-class Reader {
+class Reader : public ByteReader {
   public:
-    explicit Reader(std::string_view in) : in_(in) {}
-    uint8_t byte() {
-        if (pos_ >= in_.size())
-            corrupt("unexpected end of data");
-        return static_cast<uint8_t>(in_[pos_++]);
-    }
-    uint8_t peek() const {
-        if (pos_ >= in_.size())
-            corrupt("unexpected end of data");
-        return static_cast<uint8_t>(in_[pos_]);
-    }
-    uint64_t varint() {
-        uint64_t v = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            uint8_t b = byte();
-            v |= static_cast<uint64_t>(b & 0x7f) << shift;
-            if ((b & 0x80) == 0)
-                return v;
-        }
-        corrupt("varint too long");
-    }
-    std::string_view bytes(uint64_t n) {
-        if (n > in_.size() - pos_)
-            corrupt("length beyond the end of data");
-        std::string_view s = in_.substr(pos_, n);
-        pos_ += n;
-        return s;
-    }
+    using ByteReader::ByteReader;
     // Strings, keys and field names: UTF-8 without NUL, as jsonb holds them.
     std::string_view text() {
         std::string_view s = bytes(varint());
         if (!bson_utf8_validate(s.data(), s.size(), false))
             corrupt("text that is not UTF-8");
         return s;
-    }
-    // A count of items, each at least one byte long.
-    uint64_t count() {
-        uint64_t n = varint();
-        if (n > in_.size() - pos_)
-            corrupt("count beyond the end of data");
-        return n;
     }
     Value value(int64_t &previous_date, size_t depth);
     // Moves past a value without building it; CRC32C has vouched for it.
@@ -185,12 +125,18 @@ class Reader {
         else
             skip(0);
     }
-    bool at_end() const { return pos_ == in_.size(); }
-
-  private:
-    std::string_view in_;
-    size_t pos_ = 0;
 };
+
+Value integer_value(int64_t i) {
+    return Value::number(std::to_string(i), static_cast<double>(i));
+}
+
+// A number read as a double: jsonb prints -0 as 0, so float8 reads it as 0.
+Value double_value(double d) {
+    if (!std::isfinite(d))
+        corrupt("a number that is not finite");
+    return Value::number(shortest_text(d), d == 0 ? 0.0 : d);
+}
 
 Value Reader::value(int64_t &previous_date, size_t depth) {
     if (depth > kMaxDepth)
@@ -203,16 +149,12 @@ Value Reader::value(int64_t &previous_date, size_t depth) {
         case kTrue:
             return Value::boolean(tag == kTrue);
         case kInteger: {
-            int64_t i = unzigzag(varint());
-            return Value::number(std::to_string(i), static_cast<double>(i));
+            return integer_value(unzigzag(varint()));
         }
         case kDouble: {
             double d;
             std::memcpy(&d, bytes(8).data(), 8);
-            if (!std::isfinite(d))
-                corrupt("a number that is not finite");
-            // jsonb prints -0 as 0, so float8 reads it as 0.
-            return Value::number(shortest_text(d), d == 0 ? 0.0 : d);
+            return double_value(d);
         }
         case kDecimal: {
             std::string_view text_value = text();
@@ -357,6 +299,108 @@ std::vector<Value> BucketData::measurements() const {
     return out;
 }
 
+namespace {
+
+// How a version 2 column stores its values (doc/BUCKET_FORMAT.md).
+enum class Codec : uint8_t {
+    Tagged = 0,  // values as version 1 writes them
+    Dates = 1,
+    Integers = 2,
+    Decimals = 3,
+    Xor = 4,
+    ObjectIds = 5,
+};
+
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+
+// A column of numbers in a typed codec: integers when all are, doubles when
+// all are exact as doubles. False, having written nothing, otherwise.
+bool write_numbers(Writer &w, const std::vector<Value> &values) {
+    std::vector<int64_t> integers;
+    std::vector<double> doubles;
+    bool all_integers = true;
+    bool all_doubles = true;
+    for (const Value &v : values) {
+        if (!v.is(Value::Kind::Number))
+            return false;
+        const std::string &text = v.as_number().text;
+        if (std::optional<int64_t> i = exact_int64(text)) {
+            integers.push_back(*i);
+            doubles.push_back(static_cast<double>(*i));
+            all_doubles = all_doubles && std::fabs(doubles.back()) <= kMaxExactInteger;
+        } else if (std::optional<double> d = exact_double(text)) {
+            all_integers = false;
+            doubles.push_back(*d);
+        } else {
+            return false;
+        }
+    }
+    if (all_integers) {
+        w.byte(static_cast<uint8_t>(Codec::Integers));
+        codec::write_integers(w, integers);
+    } else if (!all_doubles) {
+        return false;
+    } else if (std::optional<uint8_t> scale = codec::decimal_scale(doubles)) {
+        w.byte(static_cast<uint8_t>(Codec::Decimals));
+        codec::write_decimals(w, doubles, *scale);
+    } else {
+        w.byte(static_cast<uint8_t>(Codec::Xor));
+        codec::write_xor(w, doubles);
+    }
+    return true;
+}
+
+template <typename T, typename Get>
+std::vector<T> all_of_kind(const std::vector<Value> &values, Value::Kind kind, Get get) {
+    std::vector<T> out;
+    for (const Value &v : values) {
+        if (!v.is(kind))
+            return {};
+        out.push_back(get(v));
+    }
+    return out;
+}
+
+void write_values(Writer &w, const std::vector<Value> &values) {
+    auto dates =
+        all_of_kind<int64_t>(values, Value::Kind::Date, [](const Value &v) { return v.as_date(); });
+    if (!values.empty() && dates.size() == values.size()) {
+        w.byte(static_cast<uint8_t>(Codec::Dates));
+        codec::write_dates(w, dates);
+        return;
+    }
+    auto ids = all_of_kind<ObjectId>(values, Value::Kind::ObjectId,
+                                     [](const Value &v) { return v.as_objectid(); });
+    if (!values.empty() && ids.size() == values.size()) {
+        w.byte(static_cast<uint8_t>(Codec::ObjectIds));
+        codec::write_objectids(w, ids);
+        return;
+    }
+    if (write_numbers(w, values))
+        return;
+    w.byte(static_cast<uint8_t>(Codec::Tagged));
+    int64_t previous_date = 0;
+    for (const Value &v : values)
+        w.value(v, previous_date);
+}
+
+// A column's block: its positions, unless every measurement has the field,
+// then its values.
+std::string encode_column(const BucketColumn &c, uint32_t count) {
+    Writer w;
+    if (c.positions.size() < count) {
+        int64_t previous = -1;
+        for (uint32_t position : c.positions) {
+            w.varint(static_cast<uint64_t>(position - previous - 1));
+            previous = position;
+        }
+    }
+    write_values(w, c.values);
+    return w.take();
+}
+
+}  // namespace
+
 std::string BucketData::encode() const {
     Writer w;
     w.bytes(std::string_view(kMagic, sizeof kMagic));
@@ -367,13 +411,7 @@ std::string BucketData::encode() const {
     for (const BucketColumn &c : columns_) {
         w.text(c.name);
         w.varint(c.positions.size());
-        int64_t previous_position = -1;
-        int64_t previous_date = 0;
-        for (size_t i = 0; i < c.positions.size(); i++) {
-            w.varint(static_cast<uint64_t>(c.positions[i] - previous_position - 1));
-            previous_position = c.positions[i];
-            w.value(c.values[i], previous_date);
-        }
+        w.text(encode_column(c, count_));
     }
     uint32_t checksum = crc32c(w.buffer());
     for (int i = 0; i < 4; i++)
@@ -391,6 +429,7 @@ namespace {
 // at the first column.
 struct Body {
     Reader reader;
+    uint8_t version;
     uint32_t count;
     uint64_t size;
     uint64_t columns;
@@ -407,14 +446,38 @@ Body open_body(std::string_view bytes) {
     if (crc32c(body) != stored)
         corrupt("checksum mismatch");
     Reader r(body.substr(sizeof kMagic));
-    if (uint8_t version = r.byte(); version != BucketData::kFormatVersion)
+    uint8_t version = r.byte();
+    if (version != 1 && version != 2)
         corrupt("unknown format version " + std::to_string(version));
     uint64_t count = r.varint();
     if (count > UINT32_MAX)
         corrupt("count out of range");
     uint64_t size = r.varint();
     uint64_t columns = r.count();
-    return Body{r, static_cast<uint32_t>(count), size, columns};
+    return Body{r, version, static_cast<uint32_t>(count), size, columns};
+}
+
+// A column's name and number of values. In version 1 its positions and
+// values follow in the body; in version 2 they are in `block`.
+struct ColumnHead {
+    std::string_view name;
+    uint64_t n;
+    std::string_view block;
+};
+
+ColumnHead next_column(Body &b) {
+    Reader &r = b.reader;
+    ColumnHead head{r.text(), 0, {}};
+    if (b.version == 1) {
+        head.n = r.count();
+        return head;
+    }
+    head.n = r.varint();
+    head.block = r.bytes(r.varint());
+    // Every value takes at least a bit, which bounds what is allocated.
+    if (head.n > b.count || head.n > 8 * head.block.size())
+        corrupt("too many values in field \"" + std::string(head.name) + "\"");
+    return head;
 }
 
 // The next position of a column, after `position` (-1 before the first).
@@ -425,6 +488,26 @@ int64_t next_position(Reader &r, int64_t position, uint32_t count, const std::st
     return position + 1 + static_cast<int64_t>(gap);
 }
 
+std::vector<uint32_t> read_positions(Reader &r, uint64_t n, uint32_t count, std::string_view name) {
+    std::vector<uint32_t> positions(n);
+    if (n == count) {
+        for (uint32_t i = 0; i < n; i++)
+            positions[i] = i;
+        return positions;
+    }
+    int64_t position = -1;
+    for (uint64_t i = 0; i < n; i++) {
+        position = next_position(r, position, count, name);
+        positions[i] = static_cast<uint32_t>(position);
+    }
+    return positions;
+}
+
+void check_end(const Reader &block, std::string_view name) {
+    if (!block.at_end())
+        corrupt("trailing bytes in field \"" + std::string(name) + "\"");
+}
+
 void check_densest(size_t densest, uint32_t count) {
     // Every measurement has the time field, so some column is dense; this
     // also bounds what measurements() allocates by the size of the data.
@@ -432,56 +515,130 @@ void check_densest(size_t densest, uint32_t count) {
         corrupt("no field is present in all " + std::to_string(count) + " measurements");
 }
 
+// Appends a version 2 column's values to c, leaving out the measurements
+// outside the window (all are in when in_window is empty).
+void read_values(Reader &r, const std::vector<uint32_t> &positions,
+                 const std::vector<bool> &in_window, BucketColumn &c) {
+    size_t n = positions.size();
+    auto keep = [&](size_t i) { return in_window.empty() || in_window[positions[i]]; };
+    auto add_kept = [&](const auto &values, auto make) {
+        for (size_t i = 0; i < n; i++)
+            if (keep(i)) {
+                c.positions.push_back(positions[i]);
+                c.values.push_back(make(values[i]));
+            }
+    };
+    c.positions.reserve(n);
+    c.values.reserve(n);
+    Codec kind = static_cast<Codec>(r.byte());
+    switch (kind) {
+        case Codec::Tagged: {
+            int64_t previous_date = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (!keep(i)) {
+                    r.skip_in_column(previous_date);
+                    continue;
+                }
+                c.positions.push_back(positions[i]);
+                c.values.push_back(r.value(previous_date, 0));
+            }
+            return;
+        }
+        case Codec::Dates: {
+            std::vector<int64_t> dates;
+            codec::read_dates(r, n, dates);
+            add_kept(dates, [](int64_t d) { return Value::date(d); });
+            return;
+        }
+        case Codec::Integers: {
+            std::vector<int64_t> integers;
+            codec::read_integers(r, n, integers);
+            add_kept(integers, integer_value);
+            return;
+        }
+        case Codec::Decimals:
+        case Codec::Xor: {
+            std::vector<double> doubles;
+            if (kind == Codec::Decimals)
+                codec::read_decimals(r, n, doubles);
+            else
+                codec::read_xor(r, n, doubles);
+            add_kept(doubles, double_value);
+            return;
+        }
+        case Codec::ObjectIds: {
+            std::vector<ObjectId> ids;
+            codec::read_objectids(r, n, ids);
+            add_kept(ids, [](const ObjectId &id) { return Value::objectid(id); });
+            return;
+        }
+    }
+    corrupt("unknown column codec");
+}
+
+}  // namespace
+namespace {
+
+// Appends a version 1 column's values to c (or skips them when c is null),
+// leaving out the measurements outside the window.
+void read_v1_values(Reader &r, uint64_t n, uint32_t count, std::string_view name,
+                    const std::vector<bool> &in_window, BucketColumn *c) {
+    if (c != nullptr) {
+        c->positions.reserve(n);
+        c->values.reserve(n);
+    }
+    int64_t position = -1;
+    int64_t previous_date = 0;
+    for (uint64_t j = 0; j < n; j++) {
+        position = next_position(r, position, count, name);
+        if (c == nullptr) {
+            r.skip(0);
+        } else if (!in_window.empty() && !in_window[position]) {
+            r.skip_in_column(previous_date);
+        } else {
+            c->positions.push_back(static_cast<uint32_t>(position));
+            c->values.push_back(r.value(previous_date, 0));
+        }
+    }
+}
+
 }  // namespace
 
 BucketData BucketData::decode(std::string_view bytes, const std::vector<std::string> *wanted,
                               const std::optional<TimeWindow> &window) {
     Body b = open_body(bytes);
-    Reader &r = b.reader;
     BucketData data;
     data.count_ = b.count;
     data.size_ = b.size;
-    uint64_t count = b.count;
-    uint64_t columns = b.columns;
     size_t densest = 0;
     // Once the window's time column is read: which measurements are in it.
     std::vector<bool> in_window;
-    for (uint64_t i = 0; i < columns; i++) {
-        std::string name(r.text());
+    for (uint64_t i = 0; i < b.columns; i++) {
+        ColumnHead head = next_column(b);
+        std::string name(head.name);
         if (data.index_.count(name) != 0)
             corrupt("field \"" + name + "\" appears twice");
-        uint64_t n = r.count();
-        if (wanted && std::find(wanted->begin(), wanted->end(), name) == wanted->end()) {
-            for (uint64_t j = 0; j < n; j++) {
-                r.varint();
-                r.skip(0);
-            }
-            densest = std::max(densest, static_cast<size_t>(n));
-            continue;
+        densest = std::max(densest, static_cast<size_t>(head.n));
+        bool is_wanted =
+            !wanted || std::find(wanted->begin(), wanted->end(), name) != wanted->end();
+        if (b.version == 1) {
+            read_v1_values(b.reader, head.n, b.count, name, in_window,
+                           is_wanted ? &data.column(name) : nullptr);
+        } else if (is_wanted) {
+            Reader block(head.block);
+            std::vector<uint32_t> positions = read_positions(block, head.n, b.count, name);
+            read_values(block, positions, in_window, data.column(name));
+            check_end(block, name);
         }
-        BucketColumn &c = data.column(name);
-        c.positions.reserve(n);
-        c.values.reserve(n);
-        int64_t position = -1;
-        int64_t previous_date = 0;
-        for (uint64_t j = 0; j < n; j++) {
-            position = next_position(r, position, b.count, name);
-            if (!in_window.empty() && !in_window[position]) {
-                r.skip_in_column(previous_date);
-                continue;
-            }
-            c.positions.push_back(static_cast<uint32_t>(position));
-            c.values.push_back(r.value(previous_date, 0));
-        }
-        densest = std::max(densest, static_cast<size_t>(n));
-        if (window && name == window->time_field) {
-            in_window.assign(count, false);
+        if (is_wanted && window && name == window->time_field) {
+            const BucketColumn &c = data.column(name);
+            in_window.assign(b.count, false);
             for (size_t j = 0; j < c.positions.size(); j++)
                 in_window[c.positions[j]] =
                     !c.values[j].is(Value::Kind::Date) || c.values[j].as_date() >= window->since;
         }
     }
-    if (!r.at_end())
+    if (!b.reader.at_end())
         corrupt("trailing bytes");
     check_densest(densest, data.count_);
     return data;
@@ -489,7 +646,7 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
 
 namespace {
 
-// One entry of a Float8Column.
+// One version 1 entry of a Float8Column.
 void read_float8(Reader &r, Float8Column &c, int64_t &previous_date) {
     uint8_t tag = r.peek();
     if (tag == kDouble) {
@@ -498,13 +655,96 @@ void read_float8(Reader &r, Float8Column &c, int64_t &previous_date) {
         std::memcpy(&d, r.bytes(8).data(), 8);
         if (!std::isfinite(d))
             corrupt("a number that is not finite");
-        c.numbers.push_back(d == 0 ? 0.0 : d);  // as Reader::value: -0 reads as 0
+        c.numbers.push_back(d == 0 ? 0.0 : d);  // as double_value: -0 reads as 0
     } else if (tag == kInteger) {
         r.byte();
         c.numbers.push_back(static_cast<double>(unzigzag(r.varint())));
     } else {
         c.others.emplace_back(static_cast<uint32_t>(c.numbers.size()), r.value(previous_date, 0));
         c.numbers.push_back(0);
+    }
+}
+
+// A version 2 column as float8: numbers as doubles, other values whole.
+void read_float8_values(Reader &r, const std::vector<uint32_t> &positions, Float8Column &c) {
+    size_t n = positions.size();
+    c.positions = positions;
+    c.numbers.reserve(n);
+    switch (static_cast<Codec>(r.peek())) {
+        case Codec::Tagged: {
+            r.byte();
+            int64_t previous_date = 0;
+            for (size_t i = 0; i < n; i++)
+                read_float8(r, c, previous_date);
+            return;
+        }
+        case Codec::Integers: {
+            r.byte();
+            std::vector<int64_t> integers;
+            codec::read_integers(r, n, integers);
+            for (int64_t i : integers)
+                c.numbers.push_back(static_cast<double>(i));
+            return;
+        }
+        case Codec::Decimals:
+            r.byte();
+            codec::read_decimals(r, n, c.numbers);
+            return;
+        case Codec::Xor:
+            r.byte();
+            codec::read_xor(r, n, c.numbers);
+            for (double &d : c.numbers) {
+                if (!std::isfinite(d))
+                    corrupt("a number that is not finite");
+                d = d == 0 ? 0.0 : d;
+            }
+            return;
+        default: {
+            BucketColumn values;
+            read_values(r, positions, {}, values);
+            for (Value &v : values.values) {
+                c.others.emplace_back(static_cast<uint32_t>(c.numbers.size()), std::move(v));
+                c.numbers.push_back(0);
+            }
+            return;
+        }
+    }
+}
+
+// A version 2 time column: every measurement's time.
+void read_times(Reader &r, const std::vector<uint32_t> &positions, std::vector<UnixMicros> &times) {
+    if (static_cast<Codec>(r.peek()) == Codec::Dates) {
+        r.byte();
+        codec::read_dates(r, positions.size(), times);
+        return;
+    }
+    BucketColumn values;
+    read_values(r, positions, {}, values);
+    for (const Value &v : values.values) {
+        if (!v.is(Value::Kind::Date))
+            corrupt("a measurement has no time");
+        times.push_back(v.as_date());
+    }
+}
+
+// A version 1 column as float8, and the times when it is the time column.
+void read_v1_float8(Reader &r, const ColumnHead &head, uint32_t count, bool is_time,
+                    Float8Column *column, std::vector<UnixMicros> &times) {
+    int64_t position = -1;
+    int64_t previous_date = 0;
+    for (uint64_t j = 0; j < head.n; j++) {
+        position = next_position(r, position, count, head.name);
+        if (is_time) {
+            Value t = r.value(previous_date, 0);
+            if (!t.is(Value::Kind::Date))
+                corrupt("a measurement has no time");
+            times[position] = t.as_date();
+        } else if (column != nullptr) {
+            column->positions.push_back(static_cast<uint32_t>(position));
+            read_float8(r, *column, previous_date);
+        } else {
+            r.skip(0);
+        }
     }
 }
 
@@ -527,46 +767,40 @@ Float8Cursor::Entry Float8Cursor::at(uint32_t position) {
 Float8Columns BucketData::decode_float8(std::string_view bytes, const std::string &time_field,
                                         const std::vector<std::string> &fields) {
     Body b = open_body(bytes);
-    Reader &r = b.reader;
     Float8Columns result;
     result.fields.resize(fields.size());
     std::unordered_set<std::string_view> seen;
     size_t densest = 0;
     bool has_time = false;
     for (uint64_t i = 0; i < b.columns; i++) {
-        std::string_view name = r.text();
-        if (!seen.insert(name).second)
-            corrupt("field \"" + std::string(name) + "\" appears twice");
-        uint64_t n = r.count();
-        densest = std::max(densest, static_cast<size_t>(n));
-        auto field = std::find(fields.begin(), fields.end(), name);
-        bool is_time = name == time_field;
-        if (is_time) {
-            if (n != b.count)
-                corrupt("a measurement has no time");
-            result.times.resize(n);
-            has_time = true;
-        }
+        ColumnHead head = next_column(b);
+        if (!seen.insert(head.name).second)
+            corrupt("field \"" + std::string(head.name) + "\" appears twice");
+        densest = std::max(densest, static_cast<size_t>(head.n));
+        auto field = std::find(fields.begin(), fields.end(), head.name);
         Float8Column *column =
             field != fields.end() ? &result.fields[field - fields.begin()] : nullptr;
-        int64_t position = -1;
-        int64_t previous_date = 0;
-        for (uint64_t j = 0; j < n; j++) {
-            position = next_position(r, position, b.count, name);
-            if (is_time) {
-                Value t = r.value(previous_date, 0);
-                if (!t.is(Value::Kind::Date))
-                    corrupt("a measurement has no time");
-                result.times[position] = t.as_date();
-            } else if (column != nullptr) {
-                column->positions.push_back(static_cast<uint32_t>(position));
-                read_float8(r, *column, previous_date);
-            } else {
-                r.skip(0);
-            }
+        bool is_time = head.name == time_field;
+        if (is_time) {
+            if (head.n != b.count)
+                corrupt("a measurement has no time");
+            has_time = true;
+        }
+        if (b.version == 1) {
+            if (is_time)
+                result.times.resize(head.n);
+            read_v1_float8(b.reader, head, b.count, is_time, column, result.times);
+        } else if (is_time || column != nullptr) {
+            Reader block(head.block);
+            std::vector<uint32_t> positions = read_positions(block, head.n, b.count, head.name);
+            if (is_time)
+                read_times(block, positions, result.times);
+            else
+                read_float8_values(block, positions, *column);
+            check_end(block, head.name);
         }
     }
-    if (!r.at_end())
+    if (!b.reader.at_end())
         corrupt("trailing bytes");
     check_densest(densest, b.count);
     if (!has_time && b.count > 0)

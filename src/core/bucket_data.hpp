@@ -55,7 +55,8 @@ struct Float8Columns {
 
 class BucketData {
   public:
-    static constexpr uint8_t kFormatVersion = 1;
+    // What encode() writes; decode() reads versions 1 and 2.
+    static constexpr uint8_t kFormatVersion = 2;
 
     uint32_t count() const { return count_; }
     // Sum of the measurements' BSON sizes (SPEC §4.1 rule 4).

@@ -1,8 +1,8 @@
 // libFuzzer target for the bucket data decoder (doc/BUCKET_FORMAT.md), the
 // code that reads bytes a user may have written into a bucket table.
-// Each input is decoded twice: as it is (header and checksum checks), and
-// with the magic, format version and a correct checksum put around it, so
-// that most inputs reach the structure parser. Whatever decodes must
+// Each input is decoded three times: as it is (header and checksum checks),
+// and with the magic, format version 1 or 2 and a correct checksum put around
+// it, so that most inputs reach the structure parser. Whatever decodes must
 // rebuild its measurements and survive an encode/decode round trip; the
 // partial decode queries use (some columns, a time window) must not fail
 // otherwise. The same bytes are also parsed as date text.
@@ -48,11 +48,15 @@ void decode(std::string_view bytes) {
         tscoll::BucketData::decode(bytes, &wanted, tscoll::BucketData::TimeWindow{"t", 1000});
     } catch (const tscoll::Error &) {
     }
+    try {
+        tscoll::BucketData::decode_float8(bytes, "t", {"a", "b"});
+    } catch (const tscoll::Error &) {
+    }
 }
 
-std::string with_header_and_checksum(std::string_view body) {
+std::string with_header_and_checksum(std::string_view body, uint8_t version) {
     std::string bytes = "TSCB";
-    bytes += static_cast<char>(tscoll::BucketData::kFormatVersion);
+    bytes += static_cast<char>(version);
     bytes += body;
     uint32_t checksum = tscoll::crc32c(bytes);
     for (int i = 0; i < 4; i++)
@@ -74,7 +78,8 @@ void parse_date(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::string_view input(reinterpret_cast<const char *>(data), size);
     decode(input);
-    decode(with_header_and_checksum(input));
+    decode(with_header_and_checksum(input, 1));
+    decode(with_header_and_checksum(input, 2));
     parse_date(input);
     return 0;
 }

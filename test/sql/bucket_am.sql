@@ -130,7 +130,7 @@ SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
 SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
              SELECT '5f5e1e100000000000000002', meta, control - 'version', data FROM "system.buckets.w"$$);
 SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)
-             SELECT '5f5e1e100000000000000002', meta, jsonb_set(control, '{version}', '2'), data
+             SELECT '5f5e1e100000000000000002', meta, jsonb_set(control, '{version}', '3'), data
                FROM "system.buckets.w"$$);
 -- a measurement time outside control.min/max
 SELECT try($$INSERT INTO "system.buckets.w" (_id, meta, control, data)

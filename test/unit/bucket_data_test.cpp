@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "core/compare.hpp"
 #include "core/date.hpp"
 #include "core/error.hpp"
 #include "core/number.hpp"
+#include "core/objectid.hpp"
 
 namespace tscoll {
 namespace {
@@ -59,14 +61,49 @@ Value random_value(std::mt19937_64 &rng, int depth) {
     }
 }
 
+// Values of one kind, for the typed codecs of version 2: integers (some
+// beyond 2^53), doubles kept to a few decimals, any doubles (with -0),
+// integers and decimals mixed, and ObjectIds.
+Value typed_value(std::mt19937_64 &rng, int field, double &walk) {
+    walk += static_cast<double>(static_cast<int64_t>(rng() % 2001) - 1000) / 100;
+    switch (field) {
+        case 0:
+            return Value::number(rng() % 5 == 0 ? static_cast<int64_t>(rng())
+                                                : static_cast<int64_t>(rng() % 1000) - 500);
+        case 1:
+            return Value::number(shortest_text(std::round(walk * 100) / 100));
+        case 2: {
+            std::uniform_real_distribution<double> any(-1e300, 1e300);
+            double d = rng() % 10 == 0 ? -0.0 : rng() % 3 == 0 ? walk : any(rng);
+            return Value::number(shortest_text(d));
+        }
+        case 3:
+            return rng() % 2 ? Value::number(static_cast<int64_t>(rng() % 100))
+                             : Value::number(shortest_text(std::round(walk * 1000) / 1000));
+        default: {
+            ObjectId id = ObjectId::generate(1600000000 + static_cast<int64_t>(rng() % 3));
+            if (rng() % 8 == 0)
+                id.bytes[5] ^= 1;
+            return Value::objectid(id);
+        }
+    }
+}
+
 BucketData random_bucket(std::mt19937_64 &rng, std::vector<Value> &inserted) {
     BucketData data;
+    double walk = 50;
+    int64_t time = static_cast<int64_t>(rng() % 1000000000);
     for (int i = rng() % 50; i > 0; i--) {
         Value m = Value::object();
-        m.add("t", Value::date(static_cast<int64_t>(rng() % 1000000000)));
+        // regular intervals, with some out of order
+        time += rng() % 4 == 0 ? static_cast<int64_t>(rng() % 1000000) - 500000 : 10000;
+        m.add("t", Value::date(rng() % 8 == 0 ? static_cast<int64_t>(rng() % 1000000000) : time));
         for (int f = 0; f < 6; f++)
             if (rng() % 3 != 0)  // sparse fields
                 m.add("f" + std::to_string(f), random_value(rng, 0));
+        for (int f = 0; f < 5; f++)
+            if (rng() % 5 != 0)
+                m.add("typed" + std::to_string(f), typed_value(rng, f, walk));
         data.append(m, 100);
         inserted.push_back(m);
     }
@@ -131,8 +168,8 @@ TEST(BucketData, EveryFlippedByteIsDetected) {
 // throw Corrupt or decode, never read out of bounds (run under ASan).
 TEST(BucketData, AdversarialInputIsRefused) {
     std::mt19937_64 rng(3);
-    for (int i = 0; i < 20000; i++) {
-        std::string body("TSCB\x01", 5);
+    for (int i = 0; i < 40000; i++) {
+        std::string body = std::string("TSCB") + static_cast<char>(1 + i % 2);
         for (int n = rng() % 48; n > 0; n--)
             body.push_back(static_cast<char>(rng() % 4 == 0 ? rng() % 12 : rng()));
         uint32_t crc = crc32c(body);
@@ -140,6 +177,9 @@ TEST(BucketData, AdversarialInputIsRefused) {
             body.push_back(static_cast<char>(crc >> (8 * k)));
         try {
             BucketData::decode(body);
+            std::vector<std::string> wanted = {"t"};
+            BucketData::decode(body, &wanted, BucketData::TimeWindow{"t", 0});
+            BucketData::decode_float8(body, "t", {"a", "b"});
         } catch (const Error &e) {
             EXPECT_EQ(e.code(), ErrorCode::Corrupt);
         }
@@ -147,17 +187,17 @@ TEST(BucketData, AdversarialInputIsRefused) {
 }
 
 // Header, body, checksum: a well-framed encoding of hand-written bytes.
-std::string framed(const std::string &body) {
-    std::string bytes = std::string("TSCB\x01", 5) + body;
+std::string framed(const std::string &body, char version = 1) {
+    std::string bytes = std::string("TSCB") + version + body;
     uint32_t crc = crc32c(bytes);
     for (int k = 0; k < 4; k++)
         bytes.push_back(static_cast<char>(crc >> (8 * k)));
     return bytes;
 }
 
-void expect_corrupt(const std::string &body, const std::string &why) {
+void expect_corrupt(const std::string &body, const std::string &why, char version = 1) {
     try {
-        BucketData::decode(framed(body));
+        BucketData::decode(framed(body, version));
         ADD_FAILURE() << "decoded: " << why;
     } catch (const Error &e) {
         EXPECT_EQ(e.code(), ErrorCode::Corrupt);
@@ -177,6 +217,65 @@ TEST(BucketData, FuzzFindingsAreRefused) {
     // a double NaN
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x00\x04\x00\x00\x00\x00\x00\x00\xf8\x7f", 16),
                    "not finite");
+}
+
+// Version 1, as sessions before the typed codecs wrote it, still reads:
+// a column "t" of two dates, a sparse "v" with an integer and a double.
+TEST(BucketData, Version1Reads) {
+    std::string body(
+        "\x02\x14\x02"                               // count 2, size 20, 2 columns
+        "\x01t\x02"                                  // "t", 2 values
+        "\x00\x07\xd0\x0f\x00\x07\x14"               // dates 1000, then +10
+        "\x01v\x01"                                  // "v", 1 value
+        "\x01\x04\x00\x00\x00\x00\x00\x00\x29\x40",  // at 1: 12.5
+        26);
+    BucketData data = BucketData::decode(framed(body));
+    std::vector<Value> out = data.measurements();
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(data.size(), 20u);
+    EXPECT_EQ(out[0].find("t")->as_date(), 1000);
+    EXPECT_EQ(out[1].find("t")->as_date(), 1010);
+    EXPECT_EQ(out[0].find("v"), nullptr);
+    EXPECT_EQ(out[1].find("v")->as_number().text, "12.5");
+    Float8Columns float8 = BucketData::decode_float8(framed(body), "t", {"v"});
+    EXPECT_EQ(float8.times, (std::vector<UnixMicros>{1000, 1010}));
+    EXPECT_EQ(float8.fields[0].positions, std::vector<uint32_t>{1});
+    EXPECT_EQ(float8.fields[0].numbers, std::vector<double>{12.5});
+    // encoding it again writes version 2
+    EXPECT_EQ(data.encode()[4], 2);
+    EXPECT_EQ(BucketData::decode(data.encode()).encode(), data.encode());
+}
+
+// A version 2 column block must hold exactly what its head says.
+TEST(BucketData, Version2BlocksAreChecked) {
+    // "t": 1 value, block: dates codec, one date 5
+    expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x03\x01\x0a\x00", 10), "trailing bytes", 2);
+    expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x09\x0a", 9), "unknown column codec", 2);
+    // more values than bits in the block
+    expect_corrupt(std::string("\x40\x00\x01\x01t\x40\x02\x01\x00", 9), "too many values", 2);
+    // an XOR double that is NaN
+    expect_corrupt(
+        std::string("\x01\x00\x01\x01t\x01\x0a\x04\x08\x7f\xf8\x00\x00\x00\x00\x00\x00", 17),
+        "not finite", 2);
+}
+
+// Readings at regular intervals, kept to two decimals, take a byte or two
+// a value: the time and number codecs are chosen.
+TEST(BucketData, RegularReadingsAreCompact) {
+    BucketData data;
+    double walk = 50;
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 360; i++) {
+        walk = std::round((walk + static_cast<double>(rng() % 201) / 100 - 1) * 100) / 100;
+        Value m = Value::object();
+        m.add("t", Value::date(1600000000000000 + i * 10000000LL));
+        m.add("_id", Value::objectid(ObjectId::generate(1600000000 + i * 10)));
+        m.add("usage", Value::number(shortest_text(walk)));
+        data.append(m, 50);
+    }
+    std::string bytes = data.encode();
+    EXPECT_LT(bytes.size(), 360u * 6) << "time 1, _id 3, usage 2 bytes each at most";
+    EXPECT_EQ(BucketData::decode(bytes).encode(), bytes);
 }
 
 // A decode with a time window builds, in the columns after the time
@@ -200,7 +299,7 @@ TEST(BucketData, TimeWindowKeepsTheMeasurementsFromSince) {
         }
         std::string bytes = data.encode();
         UnixMicros since = static_cast<int64_t>(rng() % 1000000000);
-        std::vector<std::string> wanted = {"t", "d", "f0", "f3", "f5"};
+        std::vector<std::string> wanted = {"t", "d", "f0", "f3", "f5", "typed1", "typed4"};
         BucketData windowed =
             BucketData::decode(bytes, &wanted, BucketData::TimeWindow{"t", since});
         for (const BucketColumn &c : windowed.columns()) {
@@ -227,7 +326,8 @@ TEST(BucketData, Float8ColumnsHoldWhatDecodeBuilds) {
         std::vector<Value> inserted;
         std::string bytes = random_bucket(rng, inserted).encode();
         BucketData exact = BucketData::decode(bytes, nullptr);
-        std::vector<std::string> fields = {"f0", "f3", "f5", "absent"};
+        std::vector<std::string> fields = {"f0",     "f3",     "f5",     "absent", "typed0",
+                                           "typed1", "typed2", "typed3", "typed4"};
         Float8Columns float8 = BucketData::decode_float8(bytes, "t", fields);
         ASSERT_EQ(float8.times.size(), inserted.size());
         for (size_t i = 0; i < inserted.size(); i++)

@@ -235,7 +235,7 @@ TEST(BucketRow, DirectWritesMustBeValidBuckets) {
         return false;
     };
     EXPECT_TRUE(refused(Value::object(), "t", 100, 130));               // no version
-    EXPECT_TRUE(refused(obj({{"version", num("2")}}), "t", 100, 130));  // unknown version
+    EXPECT_TRUE(refused(obj({{"version", num("3")}}), "t", 100, 130));  // unknown version
     EXPECT_TRUE(refused(obj({{"version", num("1")}, {"count", num("3")}}), "t", 100, 130));
     EXPECT_TRUE(refused(control, "t", 101, 130));  // a time before control.min
     EXPECT_TRUE(refused(control, "t", 100, 129));  // a time after control.max

@@ -1,0 +1,321 @@
+#include "core/column_codec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace tscoll::codec {
+
+namespace {
+
+// Each value of these codecs takes at least a byte, which bounds what a
+// reader allocates by the size of its input.
+void check_items(const ByteReader &r, uint64_t n) {
+    if (n > r.remaining())
+        corrupt("count beyond the end of data");
+}
+
+template <typename T>
+void reserve_more(std::vector<T> &out, uint64_t n) {
+    out.reserve(out.size() + n);
+}
+
+}  // namespace
+
+void write_dates(ByteWriter &w, const std::vector<int64_t> &dates) {
+    int64_t previous = 0;
+    int64_t previous_delta = 0;
+    for (int64_t date : dates) {
+        int64_t delta = wrapping_sub(date, previous);
+        w.varint(zigzag(wrapping_sub(delta, previous_delta)));
+        previous = date;
+        previous_delta = delta;
+    }
+}
+
+void read_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
+    check_items(r, n);
+    reserve_more(out, n);
+    int64_t previous = 0;
+    int64_t delta = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        delta = wrapping_add(delta, unzigzag(r.varint()));
+        previous = wrapping_add(previous, delta);
+        out.push_back(previous);
+    }
+}
+
+void write_integers(ByteWriter &w, const std::vector<int64_t> &integers) {
+    int64_t previous = 0;
+    for (int64_t i : integers) {
+        w.varint(zigzag(wrapping_sub(i, previous)));
+        previous = i;
+    }
+}
+
+void read_integers(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
+    check_items(r, n);
+    reserve_more(out, n);
+    int64_t previous = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        previous = wrapping_add(previous, unzigzag(r.varint()));
+        out.push_back(previous);
+    }
+}
+
+namespace {
+
+constexpr uint8_t kMaxScale = 18;
+constexpr double kPowersOfTen[kMaxScale + 1] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
+                                                1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
+                                                1e14, 1e15, 1e16, 1e17, 1e18};
+// Integers up to 2^53 are exact as doubles, so k / 10^scale is a single
+// correctly rounded division of exact operands.
+constexpr double kMaxExact = 9007199254740992.0;
+
+std::optional<int64_t> scaled(double d, uint8_t scale) {
+    double k = std::nearbyint(d * kPowersOfTen[scale]);
+    if (!(std::fabs(k) <= kMaxExact))
+        return std::nullopt;
+    double back = k / kPowersOfTen[scale];
+    // Bit for bit: -0 is not 0 here.
+    if (back != d || std::signbit(back) != std::signbit(d))
+        return std::nullopt;
+    return static_cast<int64_t>(k);
+}
+
+}  // namespace
+
+std::optional<uint8_t> decimal_scale(const std::vector<double> &doubles) {
+    uint8_t scale = 0;
+    for (double d : doubles)
+        while (!scaled(d, scale))
+            if (++scale > kMaxScale)
+                return std::nullopt;
+    // A larger scale suits every value a smaller one did, but check it.
+    for (double d : doubles)
+        if (!scaled(d, scale))
+            return std::nullopt;
+    return scale;
+}
+
+void write_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
+    w.byte(scale);
+    int64_t previous = 0;
+    for (double d : doubles) {
+        int64_t k = *scaled(d, scale);
+        w.varint(zigzag(k - previous));
+        previous = k;
+    }
+}
+
+void read_decimals(ByteReader &r, uint64_t n, std::vector<double> &out) {
+    uint8_t scale = r.byte();
+    if (scale > kMaxScale)
+        corrupt("decimal scale " + std::to_string(scale));
+    check_items(r, n);
+    reserve_more(out, n);
+    int64_t k = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        k = wrapping_add(k, unzigzag(r.varint()));
+        out.push_back(static_cast<double>(k) / kPowersOfTen[scale]);
+    }
+}
+
+namespace {
+
+class BitWriter {
+  public:
+    // The low `bits` bits of v, most significant first.
+    void put(uint64_t v, unsigned bits) {
+        while (bits > 0) {
+            unsigned take = std::min(bits, 8 - used_);
+            bits -= take;
+            uint8_t chunk = static_cast<uint8_t>((v >> bits) & ((1u << take) - 1));
+            current_ = static_cast<uint8_t>(current_ << take | chunk);
+            used_ += take;
+            if (used_ == 8) {
+                out_.push_back(static_cast<char>(current_));
+                current_ = 0;
+                used_ = 0;
+            }
+        }
+    }
+    std::string finish() {
+        if (used_ > 0)
+            out_.push_back(static_cast<char>(current_ << (8 - used_)));
+        return std::move(out_);
+    }
+
+  private:
+    std::string out_;
+    uint8_t current_ = 0;
+    unsigned used_ = 0;
+};
+
+class BitReader {
+  public:
+    explicit BitReader(std::string_view in) : in_(in) {}
+    uint64_t get(unsigned bits) {
+        if (bits > bits_left())
+            corrupt("bits beyond the end of data");
+        uint64_t v = 0;
+        while (bits > 0) {
+            unsigned offset = static_cast<unsigned>(position_ % 8);
+            unsigned take = std::min(bits, 8 - offset);
+            uint8_t byte = static_cast<uint8_t>(in_[position_ / 8]);
+            v = v << take | ((byte >> (8 - offset - take)) & ((1u << take) - 1));
+            bits -= take;
+            position_ += take;
+        }
+        return v;
+    }
+    uint64_t bits_left() const { return in_.size() * 8 - position_; }
+
+  private:
+    std::string_view in_;
+    uint64_t position_ = 0;
+};
+
+uint64_t bits_of(double d) {
+    uint64_t b;
+    std::memcpy(&b, &d, 8);
+    return b;
+}
+
+double double_of(uint64_t b) {
+    double d;
+    std::memcpy(&d, &b, 8);
+    return d;
+}
+
+}  // namespace
+
+// Per value after the first: 0 when equal to the previous; 10 and the
+// meaningful bits when they fit the previous window; 11, 5 bits of leading
+// zeros, 6 bits of length - 1, and the meaningful bits otherwise.
+void write_xor(ByteWriter &w, const std::vector<double> &doubles) {
+    BitWriter bits;
+    uint64_t previous = 0;
+    unsigned leading = 65;  // no window yet
+    unsigned trailing = 0;
+    for (size_t i = 0; i < doubles.size(); i++) {
+        uint64_t b = bits_of(doubles[i]);
+        if (i == 0) {
+            bits.put(b, 64);
+            previous = b;
+            continue;
+        }
+        uint64_t x = b ^ previous;
+        previous = b;
+        if (x == 0) {
+            bits.put(0, 1);
+            continue;
+        }
+        unsigned lead = std::min(31u, static_cast<unsigned>(__builtin_clzll(x)));
+        unsigned trail = static_cast<unsigned>(__builtin_ctzll(x));
+        if (leading <= 64 && lead >= leading && trail >= trailing) {
+            bits.put(0b10, 2);
+            bits.put(x >> trailing, 64 - leading - trailing);
+            continue;
+        }
+        leading = lead;
+        trailing = trail;
+        unsigned length = 64 - lead - trail;
+        bits.put(0b11, 2);
+        bits.put(lead, 5);
+        bits.put(length - 1, 6);
+        bits.put(x >> trail, length);
+    }
+    w.text(bits.finish());
+}
+
+void read_xor(ByteReader &r, uint64_t n, std::vector<double> &out) {
+    BitReader bits(r.bytes(r.varint()));
+    // Every value after the first takes at least a bit.
+    if (n > 0 && n - 1 > bits.bits_left())
+        corrupt("count beyond the end of data");
+    reserve_more(out, n);
+    uint64_t previous = 0;
+    unsigned leading = 65;
+    unsigned trailing = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (i == 0) {
+            previous = bits.get(64);
+        } else if (bits.get(1) == 1) {
+            if (bits.get(1) == 1) {
+                leading = static_cast<unsigned>(bits.get(5));
+                unsigned length = static_cast<unsigned>(bits.get(6)) + 1;
+                if (leading + length > 64)
+                    corrupt("XOR window beyond 64 bits");
+                trailing = 64 - leading - length;
+            } else if (leading > 64) {
+                corrupt("XOR window used before it is set");
+            }
+            previous ^= bits.get(64 - leading - trailing) << trailing;
+        }
+        out.push_back(double_of(previous));
+    }
+    if (bits.bits_left() >= 8)
+        corrupt("trailing bytes");
+}
+
+namespace {
+
+constexpr size_t kMiddle = 5;  // bytes 4..8: per process
+
+uint64_t big_endian(const ObjectId &id, size_t from, size_t length) {
+    uint64_t v = 0;
+    for (size_t i = from; i < from + length; i++)
+        v = v << 8 | id.bytes[i];
+    return v;
+}
+
+void put_big_endian(ObjectId &id, size_t from, size_t length, uint64_t v) {
+    for (size_t i = from + length; i > from; i--, v >>= 8)
+        id.bytes[i - 1] = static_cast<uint8_t>(v);
+}
+
+}  // namespace
+
+// Per id: zigzag(seconds delta) * 2 + whether the middle changed, the
+// middle if it did, zigzag(counter delta).
+void write_objectids(ByteWriter &w, const std::vector<ObjectId> &ids) {
+    ObjectId previous;
+    for (const ObjectId &id : ids) {
+        int64_t seconds = static_cast<int64_t>(big_endian(id, 0, 4)) -
+                          static_cast<int64_t>(big_endian(previous, 0, 4));
+        bool new_middle = std::memcmp(id.bytes.data() + 4, previous.bytes.data() + 4, kMiddle) != 0;
+        w.varint(zigzag(seconds) << 1 | (new_middle ? 1 : 0));
+        if (new_middle)
+            w.bytes(std::string_view(reinterpret_cast<const char *>(id.bytes.data() + 4), kMiddle));
+        w.varint(zigzag(static_cast<int64_t>(big_endian(id, 9, 3)) -
+                        static_cast<int64_t>(big_endian(previous, 9, 3))));
+        previous = id;
+    }
+}
+
+void read_objectids(ByteReader &r, uint64_t n, std::vector<ObjectId> &out) {
+    check_items(r, n);
+    reserve_more(out, n);
+    ObjectId id;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t head = r.varint();
+        int64_t seconds =
+            wrapping_add(static_cast<int64_t>(big_endian(id, 0, 4)), unzigzag(head >> 1));
+        if (seconds < 0 || seconds > UINT32_MAX)
+            corrupt("ObjectId time out of range");
+        put_big_endian(id, 0, 4, static_cast<uint64_t>(seconds));
+        if (head & 1)
+            std::memcpy(id.bytes.data() + 4, r.bytes(kMiddle).data(), kMiddle);
+        int64_t counter =
+            wrapping_add(static_cast<int64_t>(big_endian(id, 9, 3)), unzigzag(r.varint()));
+        if (counter < 0 || counter > 0xFFFFFF)
+            corrupt("ObjectId counter out of range");
+        put_big_endian(id, 9, 3, static_cast<uint64_t>(counter));
+        out.push_back(id);
+    }
+}
+
+}  // namespace tscoll::codec

@@ -1,0 +1,41 @@
+// Typed codecs for the columns of a version 2 bucket (SPEC §7,
+// doc/BUCKET_FORMAT.md). Each writes a column of one kind of value and
+// reads it back exactly; readers append to `out` and raise Error(Corrupt)
+// on bytes a writer cannot have produced, without reading past their input.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/byte_io.hpp"
+#include "core/objectid.hpp"
+
+namespace tscoll::codec {
+
+// Times: the first, then delta-of-delta, as zigzag varints. Regular
+// intervals cost one byte a measurement.
+void write_dates(ByteWriter &w, const std::vector<int64_t> &dates);
+void read_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
+
+// Integers: deltas as zigzag varints.
+void write_integers(ByteWriter &w, const std::vector<int64_t> &integers);
+void read_integers(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
+
+// Doubles that are all k / 10^scale for integers k (readings kept to a few
+// decimals): the scale, then the deltas of k as zigzag varints. The
+// smallest such scale, if any.
+std::optional<uint8_t> decimal_scale(const std::vector<double> &doubles);
+void write_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
+void read_decimals(ByteReader &r, uint64_t n, std::vector<double> &out);
+
+// Any doubles: Gorilla's XOR with the previous value, bit-packed.
+void write_xor(ByteWriter &w, const std::vector<double> &doubles);
+void read_xor(ByteReader &r, uint64_t n, std::vector<double> &out);
+
+// ObjectIds: time and counter as deltas, the middle five bytes only when
+// they change (they are per process).
+void write_objectids(ByteWriter &w, const std::vector<ObjectId> &ids);
+void read_objectids(ByteReader &r, uint64_t n, std::vector<ObjectId> &out);
+
+}  // namespace tscoll::codec
