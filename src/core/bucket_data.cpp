@@ -311,8 +311,6 @@ enum class Codec : uint8_t {
     ObjectIds = 5,
 };
 
-constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
-
 // A column of numbers in a typed codec: integers when all are, doubles when
 // all are exact as doubles. False, having written nothing, otherwise.
 bool write_numbers(Writer &w, const std::vector<Value> &values) {
@@ -327,7 +325,7 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
         if (std::optional<int64_t> i = exact_int64(text)) {
             integers.push_back(*i);
             doubles.push_back(static_cast<double>(*i));
-            all_doubles = all_doubles && std::fabs(doubles.back()) <= kMaxExactInteger;
+            all_doubles = all_doubles && std::fabs(doubles.back()) <= codec::kMaxExactInteger;
         } else if (std::optional<double> d = exact_double(text)) {
             all_integers = false;
             doubles.push_back(*d);

@@ -70,13 +70,11 @@ constexpr uint8_t kMaxScale = 18;
 constexpr double kPowersOfTen[kMaxScale + 1] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
                                                 1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
                                                 1e14, 1e15, 1e16, 1e17, 1e18};
-// Integers up to 2^53 are exact as doubles, so k / 10^scale is a single
-// correctly rounded division of exact operands.
-constexpr double kMaxExact = 9007199254740992.0;
 
 std::optional<int64_t> scaled(double d, uint8_t scale) {
     double k = std::nearbyint(d * kPowersOfTen[scale]);
-    if (!(std::fabs(k) <= kMaxExact))
+    // k exact, so k / 10^scale is one correctly rounded division of exact operands.
+    if (!(std::fabs(k) <= kMaxExactInteger))
         return std::nullopt;
     double back = k / kPowersOfTen[scale];
     // Bit for bit: -0 is not 0 here.

@@ -13,6 +13,9 @@
 
 namespace tscoll::codec {
 
+// Integers up to 2^53 are exact as doubles.
+constexpr double kMaxExactInteger = 9007199254740992.0;
+
 // Times: the first, then delta-of-delta, as zigzag varints. Regular
 // intervals cost one byte a measurement.
 void write_dates(ByteWriter &w, const std::vector<int64_t> &dates);
