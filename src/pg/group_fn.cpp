@@ -12,7 +12,6 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
-#include "utils/tuplestore.h"
 }
 
 #include <memory>
@@ -28,6 +27,7 @@ extern "C" {
 #include "pg/field_text.hpp"
 #include "pg/guard.hpp"
 #include "pg/pg_time.hpp"
+#include "pg/row_sink.hpp"
 
 namespace {
 
@@ -189,9 +189,8 @@ Datum state_datum(const Float8State &s, Float8Aggregate kind, bool *null) {
     }
 }
 
-void put_groups(FunctionCallInfo fcinfo, const std::vector<TimeGroup> &groups,
+void put_groups(tscoll::pg::RowSink &sink, const std::vector<TimeGroup> &groups,
                 const std::vector<Aggregate> &aggregates, bool grouped_by_time) {
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     size_t width = aggregates.size() + 2;
     std::vector<Datum> values(width);
     std::unique_ptr<bool[]> nulls(new bool[width]());
@@ -201,9 +200,7 @@ void put_groups(FunctionCallInfo fcinfo, const std::vector<TimeGroup> &groups,
         values[0] = TimestampTzGetDatum(g.start);
         for (size_t i = 0; i < aggregates.size(); i++)
             values[i + 2] = state_datum(g.states[i], aggregates[i].kind, &nulls[i + 2]);
-        pg_call([&] {
-            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values.data(), nulls.get());
-        });
+        sink.put(values.data(), nulls.get());
     }
 }
 
@@ -217,17 +214,21 @@ void put_groups(FunctionCallInfo fcinfo, const std::vector<TimeGroup> &groups,
 // a NULL doc, and a column per aggregate (Aggregate): float8 for max, min
 // and sum, avg(float8)'s state float8[] for avg, bigint for counts.
 TSCOLL_FUNCTION(tscoll_unpack_groups) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::unpack_groups_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(6))
-        return PointerGetDatum(nullptr);
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+        return;
     std::optional<TimeRange> range = time_range_arg(fcinfo);
     if (!range)
-        return PointerGetDatum(nullptr);
+        return;
     std::vector<Aggregate> aggregates;
     std::vector<Field> fields;
     parse_aggregates(tscoll::pg::text_array_arg(fcinfo, 6), &aggregates, &fields);
-    if (rsinfo->setDesc->natts != static_cast<int>(aggregates.size()) + 2)
+    if (sink.desc()->natts != static_cast<int>(aggregates.size()) + 2)
         throw Error(tscoll::ErrorCode::Internal,
                     "_unpack_groups: one column per aggregate expected");
     std::optional<Truncation> truncation;
@@ -279,6 +280,5 @@ TSCOLL_FUNCTION(tscoll_unpack_groups) {
                 group.states[i].add(aggregates[i].kind, *x);
         }
     }
-    put_groups(fcinfo, groups, aggregates, truncation.has_value());
-    return PointerGetDatum(nullptr);
+    put_groups(sink, groups, aggregates, truncation.has_value());
 }

@@ -66,6 +66,8 @@ extern "C" {
 #include "pg/nodes.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/read_plan.hpp"
+#include "pg/settings.hpp"
+#include "pg/unpack_scan.hpp"
 
 namespace {
 
@@ -649,6 +651,8 @@ PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_optio
     PlannedStmt *result = prev_planner
                               ? prev_planner(parse, query_string, cursor_options, params)
                               : standard_planner(parse, query_string, cursor_options, params);
+    if (tscoll::pg::enable_bucket_pruning)
+        tscoll::pg::use_unpack_scans(result);
     // MERGE on a view does not exist: this is a translated DELETE.
     if (result->commandType == CMD_MERGE && keeps_modified_view(parse->rtable))
         result->commandType = CMD_DELETE;

@@ -15,6 +15,7 @@ void _PG_init(void);
 #include "pg/read_plan.hpp"
 #include "pg/settings.hpp"
 #include "pg/ttl_monitor.hpp"
+#include "pg/unpack_scan.hpp"
 
 namespace {
 
@@ -34,6 +35,7 @@ void _PG_init(void) {
     tscoll::pg::register_insert_callbacks();
     tscoll::pg::register_modify_hooks();
     tscoll::pg::register_read_plan_callbacks();
+    tscoll::pg::register_unpack_scan();
 }
 
 // Called by CREATE EXTENSION: collections work without preloading, but the

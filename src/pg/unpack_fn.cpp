@@ -23,6 +23,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
+#include "pg/row_sink.hpp"
 
 namespace {
 
@@ -128,11 +129,10 @@ std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
 // _unpack_fields when every field is read as float8 ('f' and 'o') and none
 // is the time or meta field: numbers go from the bucket to float8 without
 // value objects, and the prefilters drop rows before they are built.
-void unpack_float8_fields(FunctionCallInfo fcinfo, const tscoll::ObjectId &id, bytea *data,
+void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id, bytea *data,
                           const std::string &time_field, const std::vector<FieldColumn> &fields,
                           const std::vector<Prefilter> &prefilters,
                           std::optional<TimestampTz> since) {
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     std::vector<std::string> names;
     std::vector<size_t> column_of;  // for each field, its column in the decoded bucket
     for (const FieldColumn &f : fields) {
@@ -151,16 +151,16 @@ void unpack_float8_fields(FunctionCallInfo fcinfo, const tscoll::ObjectId &id, b
         TimestampTz t = tscoll::pg::to_timestamptz(bucket.times[row]);
         if (since && t < *since)
             continue;
-        for (size_t c = 0; c < names.size(); c++)
-            entries[c] = cursors[c].at(row);
         bool pass = true;
-        for (const Prefilter &p : prefilters) {
-            const tscoll::Float8Cursor::Entry &e = entries[column_of[p.field]];
-            pass =
-                pass && e.present && (e.other != nullptr || passes(e.number, p.strategy, p.bound));
+        for (size_t i = 0; pass && i < prefilters.size(); i++) {
+            const Prefilter &p = prefilters[i];
+            tscoll::Float8Cursor::Entry e = cursors[column_of[p.field]].at(row);
+            pass = e.present && (e.other != nullptr || passes(e.number, p.strategy, p.bound));
         }
         if (!pass)
             continue;
+        for (size_t c = 0; c < names.size(); c++)
+            entries[c] = cursors[c].at(row);
         values[0] = TimestampTzGetDatum(t);
         for (size_t i = 0; i < fields.size(); i++) {
             const tscoll::Float8Cursor::Entry &e = entries[column_of[i]];
@@ -171,9 +171,7 @@ void unpack_float8_fields(FunctionCallInfo fcinfo, const tscoll::ObjectId &id, b
                 values[i + 2] = Float8GetDatum(e.number), null = false;
             nulls[i + 2] = null;
         }
-        tscoll::pg::pg_call([&] {
-            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values.data(), nulls.get());
-        });
+        sink.put(values.data(), nulls.get());
     }
 }
 
@@ -187,12 +185,16 @@ void unpack_float8_fields(FunctionCallInfo fcinfo, const tscoll::ObjectId &id, b
 // through doc->>'f', doc->'f' and (doc->>'f')::float8, so that only those
 // fields are decoded (SPEC §5).
 TSCOLL_FUNCTION(tscoll_unpack_fields) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::unpack_fields_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(5))
-        return PointerGetDatum(nullptr);
+        return;
     std::optional<BucketData::TimeWindow> window;
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
-    TupleDesc desc = rsinfo->setDesc;
+    TupleDesc desc = sink.desc();
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
     std::string time_field = text_arg(fcinfo, 3);
@@ -214,9 +216,9 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
         std::optional<TimestampTz> since;
         if (!PG_ARGISNULL(6))
             since = PG_GETARG_TIMESTAMPTZ(6);
-        unpack_float8_fields(fcinfo, *id, data, time_field, fields, prefilters_arg(fcinfo, fields),
+        unpack_float8_fields(sink, *id, data, time_field, fields, prefilters_arg(fcinfo, fields),
                              since);
-        return PointerGetDatum(nullptr);
+        return;
     }
     if (!PG_ARGISNULL(6))
         window = BucketData::TimeWindow{time_field,
@@ -281,18 +283,22 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
                     : field_datum(v, f.kind, null);
             nulls[i + 2] = null;
         }
-        tscoll::pg::pg_call(
-            [&] { tuplestore_putvalues(rsinfo->setResult, desc, values.data(), nulls.get()); });
+        sink.put(values.data(), nulls.get());
     }
-    return PointerGetDatum(nullptr);
 }
 
 // tscoll._bucket_slots(control jsonb) RETURNS TABLE (time timestamptz, doc
 // jsonb): control.count rows of NULLs, for queries that only count a
 // bucket's measurements (read_plan.cpp); the data is not read.
 TSCOLL_FUNCTION(tscoll_bucket_slots) {
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::bucket_slots_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::bucket_slots_rows(FunctionCallInfo fcinfo, RowSink &sink) {
+    if (PG_ARGISNULL(0))
+        return;
     Value control =
         tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(0); }));
     const Value *count = control.find("count");
@@ -301,20 +307,21 @@ TSCOLL_FUNCTION(tscoll_bucket_slots) {
         throw Error(tscoll::ErrorCode::Corrupt, "bucket control has no count");
     Datum values[2] = {0, 0};
     bool nulls[2] = {true, true};
-    tscoll::pg::pg_call([&] {
-        for (int64_t i = 0; i < *n; i++)
-            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-    });
-    return PointerGetDatum(nullptr);
+    for (int64_t i = 0; i < *n; i++)
+        sink.put(values, nulls);
 }
 
 // tscoll._unpack(_id objectid, meta jsonb, data bytea, time_field text,
 // meta_field text) RETURNS TABLE (time timestamptz, doc jsonb)
 TSCOLL_FUNCTION(tscoll_unpack) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::unpack_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
-        return PointerGetDatum(nullptr);
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+        return;
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
     std::string time_field = text_arg(fcinfo, 3);
@@ -338,18 +345,15 @@ TSCOLL_FUNCTION(tscoll_unpack) {
         if (meta)
             m.add(meta_field, *meta);
         values[1] = PointerGetDatum(tscoll::pg::value_to_jsonb(m));
-        tscoll::pg::pg_call(
-            [&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); });
+        sink.put(values, nulls);
     }
-    return PointerGetDatum(nullptr);
 }
 
 // tscoll._unpack_times(_id objectid, data bytea, time_field text) RETURNS
 // TABLE (time timestamptz): the measurements' times only, in the order of
 // _unpack, for conditions that read nothing else (DELETE by time).
 TSCOLL_FUNCTION(tscoll_unpack_times) {
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    tscoll::pg::TuplestoreSink sink(fcinfo);
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(1); });
     std::string time_field = text_arg(fcinfo, 2);
@@ -368,8 +372,7 @@ TSCOLL_FUNCTION(tscoll_unpack_times) {
             throw corrupt();
         Datum value = TimestampTzGetDatum(tscoll::pg::to_timestamptz(t.as_date()));
         bool null = false;
-        tscoll::pg::pg_call(
-            [&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &null); });
+        sink.put(&value, &null);
     }
     return PointerGetDatum(nullptr);
 }

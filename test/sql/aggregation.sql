@@ -51,8 +51,8 @@ BEGIN
         plan := plan || line;
     END LOOP;
     RETURN rows || ' rows, ' || CASE WHEN differ = 0 THEN 'same' ELSE differ || ' DIFFER' END
-           || CASE WHEN plan LIKE '%_unpack_groups%' THEN ', in buckets' ELSE '' END
-           || CASE WHEN plan LIKE '%double precision[])%' THEN ', prefiltered' ELSE '' END;
+           || CASE WHEN plan LIKE '%Partial Aggregates:%' THEN ', in buckets' ELSE '' END
+           || CASE WHEN plan LIKE '%Measurement Filter:%' THEN ', prefiltered' ELSE '' END;
 END
 $$;
 

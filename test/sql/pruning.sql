@@ -133,6 +133,41 @@ SELECT q, buckets_read(q, true) AS pruned, buckets_read(q, false) AS unpruned
                ($$SELECT count(*) FROM p WHERE m->>'s' = '3'$$)) AS queries(q);
 RESET tscoll.enable_bucket_pruning;
 
+-- EXPLAIN ANALYZE of the unpack scan counts the buckets it read, which the
+-- bucket scan returned, and those of the table it did not read (pruned).
+CREATE FUNCTION unpack_counts(query text) RETURNS text LANGUAGE plpgsql AS
+$$
+DECLARE
+    plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || query INTO plan;
+    RETURN (WITH RECURSIVE nodes(n) AS (
+                SELECT plan->0->'Plan'
+                UNION ALL
+                SELECT c FROM nodes, json_array_elements(n->'Plans') c)
+            SELECT string_agg(format('read=%s pruned=%s', n->>'Buckets Read',
+                                     n->>'Buckets Pruned'), '; ')
+              FROM nodes WHERE n->>'Custom Plan Provider' = 'TscollUnpack');
+END
+$$;
+SELECT (SELECT count(*) FROM "system.buckets.p") AS buckets;
+SELECT q, buckets_read(q, true) AS bucket_rows, unpack_counts(q)
+  FROM (VALUES ($$SELECT count(*) FROM p WHERE t >= '2024-03-02 10:00' AND t < '2024-03-02 11:00'$$),
+               ($$SELECT max((doc->>'v')::float8) FROM p WHERE (doc->>'v')::float8 > 99.5$$),
+               ($$SELECT t, doc FROM p WHERE m->>'s' = '3'$$),
+               ($$SELECT count(*) FROM p$$)) AS queries(q);
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT t, (doc->>'v')::float8 FROM p
+ WHERE t >= '2024-03-02 10:00' AND t < '2024-03-02 11:00' AND (doc->>'v')::float8 > 90;
+-- In a parallel worker: the same rows, and the worker's buckets counted.
+SET force_parallel_mode = on;
+SELECT count(*), sum((doc->>'v')::float8), count(doc), min(t), max(t) FROM p
+ WHERE t >= '2024-03-01 10:00' AND t < '2024-03-02 11:00' AND (doc->>'v')::float8 > 20;
+SELECT unpack_counts($$SELECT count(*), sum((doc->>'v')::float8) FROM p WHERE m->>'s' = '3'$$);
+RESET force_parallel_mode;
+SELECT count(*), sum((doc->>'v')::float8), count(doc), min(t), max(t) FROM p
+ WHERE t >= '2024-03-01 10:00' AND t < '2024-03-02 11:00' AND (doc->>'v')::float8 > 20;
+
 -- What EXPLAIN shows: the bucket conditions, widened by the span (10 min).
 EXPLAIN (COSTS OFF)
 SELECT t, (doc->>'v')::float8 FROM p
