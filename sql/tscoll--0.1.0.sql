@@ -282,6 +282,13 @@ CREATE FUNCTION tscoll._bucket_latest(max_time timestamptz)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE ROWS 1
     AS 'SELECT max_time, NULL::jsonb';
+-- The earliest and the latest time of a bucket's measurements (one row when
+-- they are equal): what the view unpacks for a query whose only aggregates
+-- are min(time) and max(time). control.min is rounded down, so the times
+-- are decoded; nothing else is.
+CREATE FUNCTION tscoll._bucket_ends(_id tscoll.objectid, data bytea, time_field text)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_ends' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
 
 -- Whether a bucket whose control is `control` can hold a measurement for
 -- which (doc->>field)::<type of bound> (or doc->field) compares to `bound`

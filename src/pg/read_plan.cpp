@@ -614,9 +614,10 @@ bool read_last_points_only(const CollectionRead &read) {
 
 struct FieldUse {
     const CollectionRead *read;
-    int levels;        // query levels below read->query
-    int field_reads;   // doc->>'k' and doc->'k'
-    int latest_reads;  // max(time)
+    int levels;          // query levels below read->query
+    int field_reads;     // doc->>'k' and doc->'k'
+    int latest_reads;    // max(time)
+    int earliest_reads;  // min(time)
     int other_aggregates;
     int other_uses;     // references to the column (or the whole row) of any other form
     List *keys;         // the fields' keys, as String nodes
@@ -704,15 +705,14 @@ bool count_other_uses(Node *node, FieldUse *use) {
     }
     if (IsA(node, Aggref)) {
         auto *agg = castNode(Aggref, node);
-        bool latest = agg->aggfnoid == F_MAX_TIMESTAMPTZ && agg->aggfilter == nullptr &&
-                      list_length(agg->args) == 1 &&
-                      IsA(linitial_node(TargetEntry, agg->args)->expr, Var);
-        const Var *v =
-            latest ? castNode(Var, linitial_node(TargetEntry, agg->args)->expr) : nullptr;
+        bool end = (agg->aggfnoid == F_MAX_TIMESTAMPTZ || agg->aggfnoid == F_MIN_TIMESTAMPTZ) &&
+                   agg->aggfilter == nullptr && list_length(agg->args) == 1 &&
+                   IsA(linitial_node(TargetEntry, agg->args)->expr, Var);
+        const Var *v = end ? castNode(Var, linitial_node(TargetEntry, agg->args)->expr) : nullptr;
         if (v != nullptr && static_cast<Index>(v->varno) == use->read->view_rti &&
             v->varattno == use->read->time_column &&
             v->varlevelsup == static_cast<Index>(use->levels)) {
-            use->latest_reads++;
+            (agg->aggfnoid == F_MAX_TIMESTAMPTZ ? use->latest_reads : use->earliest_reads)++;
             return false;
         }
         use->other_aggregates++;
@@ -917,19 +917,24 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool
     replace_unpacking(read, call, use.keys, types, use.collations);
 }
 
-// The view unpacks each bucket with tscoll.<function>(<the bucket's column>)
-// instead: a function returning (time, doc) rows that reads no data.
-void unpack_from_control(const CollectionRead &read, const char *function_name,
-                         const char *column) {
-    Node *arg = bucket_column(read, column);
-    Oid types[] = {arg != nullptr ? exprType(arg) : InvalidOid};
-    Oid fn = tscoll_function(function_name, 1, types);
-    if (!OidIsValid(fn) || arg == nullptr)
+// The view unpacks each bucket with tscoll.<function>(<arguments>) instead:
+// a function returning (time, doc) rows.
+void unpack_with(const CollectionRead &read, const char *function_name, List *args) {
+    Oid types[FUNC_MAX_ARGS];
+    int n = 0;
+    ListCell *lc;
+    foreach (lc, args) {
+        if (lfirst(lc) == nullptr)
+            return;
+        types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
+    }
+    Oid fn = tscoll_function(function_name, n, types);
+    if (!OidIsValid(fn))
         return;
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
     auto *function = linitial_node(RangeTblFunction, unpack->functions);
     FuncExpr *call =
-        makeFuncExpr(fn, RECORDOID, list_make1(arg), InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+        makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
     call->funcretset = true;
     function->funcexpr = reinterpret_cast<Node *>(call);
 }
@@ -940,22 +945,30 @@ void unpack_only_used_fields(CollectionRead read, bool only_latest) {
     Oid fn = unpack_fields_function(read);
     if (read.doc_column == 0 || !OidIsValid(fn))
         return;
-    FieldUse use = {&read, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.doc_column};
+    FieldUse use = {&read, 0, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.doc_column};
     query_tree_walker(read.query, walker(count_other_uses), &use, QTW_IGNORE_JOINALIASES);
     if (use.other_uses > 0)
         return;
-    FieldUse time_use = {&read, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.time_column};
+    FieldUse time_use = {&read, 0, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.time_column};
     query_tree_walker(read.query, walker(count_other_uses), &time_use, QTW_IGNORE_JOINALIASES);
     // count(*), meta only: how many measurements each bucket holds.
-    if (use.field_reads == 0 && time_use.other_uses == 0 && time_use.latest_reads == 0) {
-        unpack_from_control(read, "_bucket_slots", "control");
+    if (use.field_reads == 0 && time_use.other_uses == 0 && time_use.latest_reads == 0 &&
+        time_use.earliest_reads == 0) {
+        unpack_with(read, "_bucket_slots", list_make1(bucket_column(read, "control")));
         return;
     }
     if (use.field_reads == 0 && time_use.other_uses == 0 && time_use.other_aggregates == 0 &&
         selects_by_meta_only(read)) {
-        // max(time) alone: a row per bucket, its max_time, exact in control
-        // (min_time is rounded down, so min(time) still decodes).
-        unpack_from_control(read, "_bucket_latest", "max_time");
+        if (time_use.earliest_reads == 0) {
+            // max(time) alone: a row per bucket, its max_time, exact in control.
+            unpack_with(read, "_bucket_latest", list_make1(bucket_column(read, "max_time")));
+        } else {
+            // min(time): control.min is rounded down, so each bucket's times
+            // are decoded, and only its earliest and latest become rows.
+            List *args = unpack_arguments(read);
+            unpack_with(read, "_bucket_ends",
+                        list_make3(linitial(args), lthird(args), lfourth(args)));
+        }
         return;
     }
     Prefilters prefilters = prefilters_of(read);

@@ -37,5 +37,6 @@ void unpack_rows(FunctionCallInfo fcinfo, RowSink &sink);
 void unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink);
 void unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink);
 void bucket_slots_rows(FunctionCallInfo fcinfo, RowSink &sink);
+void bucket_ends_rows(FunctionCallInfo fcinfo, RowSink &sink);
 
 }  // namespace tscoll::pg

@@ -311,6 +311,34 @@ void tscoll::pg::bucket_slots_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         sink.put(values, nulls);
 }
 
+// tscoll._bucket_ends(_id objectid, data bytea, time_field text) RETURNS
+// TABLE (time timestamptz, doc jsonb): the bucket's earliest and latest
+// times, for min(time) and max(time) (read_plan.cpp).
+TSCOLL_FUNCTION(tscoll_bucket_ends) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::bucket_ends_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::bucket_ends_rows(FunctionCallInfo fcinfo, RowSink &sink) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+        return;
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(1); });
+    std::vector<tscoll::UnixMicros> times =
+        tscoll::pg::decode_bucket_float8(*id, data, text_arg(fcinfo, 2), {}).times;
+    if (times.empty())
+        return;
+    auto [earliest, latest] = std::minmax_element(times.begin(), times.end());
+    Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(*earliest)), 0};
+    bool nulls[2] = {false, true};
+    sink.put(values, nulls);
+    if (*latest != *earliest) {
+        values[0] = TimestampTzGetDatum(tscoll::pg::to_timestamptz(*latest));
+        sink.put(values, nulls);
+    }
+}
+
 // tscoll._unpack(_id objectid, meta jsonb, data bytea, time_field text,
 // meta_field text) RETURNS TABLE (time timestamptz, doc jsonb)
 TSCOLL_FUNCTION(tscoll_unpack) {

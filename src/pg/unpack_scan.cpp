@@ -56,6 +56,7 @@ const Unpacking kUnpackings[] = {
     {"tscoll_unpack_fields", tscoll::pg::unpack_fields_rows},
     {"tscoll_unpack_groups", tscoll::pg::unpack_groups_rows},
     {"tscoll_bucket_slots", tscoll::pg::bucket_slots_rows},
+    {"tscoll_bucket_ends", tscoll::pg::bucket_ends_rows},
 };
 constexpr int kUnpackingCount = sizeof(kUnpackings) / sizeof(kUnpackings[0]);
 
@@ -338,6 +339,10 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
         ExplainPropertyList("Partial Aggregates", aggregate_texts(specs), es);
         if (const char *unit = text_argument(args, 5))
             ExplainPropertyText("Time Group", unit, es);
+    } else if (strcmp(symbol, "tscoll_bucket_ends") == 0) {
+        const char *time_field = text_argument(args, 2);
+        ExplainPropertyText("Decoded Fields", time_field != nullptr ? time_field : "time", es);
+        ExplainPropertyText("Rows", "earliest and latest of each bucket", es);
     } else {
         ExplainPropertyText("Decoded Fields", "none (control.count)", es);
     }
