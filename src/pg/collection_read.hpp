@@ -53,6 +53,9 @@ bool reads_only_meta(Node *node, const CollectionRead &read);
 Node *analysed_bucket_condition(const CollectionRead &read, const char *condition,
                                 int timestamptz_params = 0);
 
+// The value of a LIMIT or OFFSET that folds to a constant, else -1.
+int64 constant_count(Node *node);
+
 // tscoll.<name>(types), or InvalidOid in a database whose tscoll lacks it.
 Oid tscoll_function(const char *name, int nargs, const Oid *types);
 

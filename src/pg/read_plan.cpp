@@ -610,6 +610,103 @@ bool read_last_points_only(const CollectionRead &read) {
 }
 
 // ---------------------------------------------------------------------------
+// First points: ORDER BY time [DESC] LIMIT k, filtered on meta at most,
+// needs only the buckets that reach a time T such that k measurements of
+// the series read are known to be at or after (at or before) it. Every
+// bucket holding an answer reaches T: its max_time is at least the answer's
+// time, its min_time at most. Control gives two such T:
+//  * the k-th latest (earliest) bucket max_time: each is a measurement's;
+//  * the latest min_time (earliest max_time) at which the buckets starting
+//    (ending) at or after (before) it hold k measurements (control.count).
+
+// k when the query asks for its first k measurements by time (LIMIT plus
+// OFFSET), with their order in *descending; else 0.
+int64 first_points_asked(const CollectionRead &read, bool *descending) {
+    Query *q = read.query;
+    if (!selects_by_meta_only(read) || q->hasAggs || q->groupClause != NIL ||
+        q->distinctClause != NIL || q->havingQual != nullptr || q->rowMarks != NIL ||
+        q->sortClause == NIL || q->limitOption != LIMIT_OPTION_COUNT || q->limitCount == nullptr)
+        return 0;
+    auto *first = linitial_node(SortGroupClause, q->sortClause);
+    Oid opfamily, type;
+    int16 strategy;
+    if (!is_column(reinterpret_cast<Node *>(get_sortgroupclause_expr(first, q->targetList)), read,
+                   read.time_column) ||
+        !get_ordering_op_properties(first->sortop, &opfamily, &type, &strategy))
+        return 0;
+    *descending = strategy == BTGreaterStrategyNumber;
+    int64 count = constant_count(q->limitCount);
+    int64 offset = q->limitOffset != nullptr ? constant_count(q->limitOffset) : 0;
+    return count > 0 && offset >= 0 && count + offset <= 100000 ? count + offset : 0;
+}
+
+// The query's conditions, on the buckets of a query whose first relation
+// (1) is the bucket table: its meta in place of the view's meta column.
+Node *meta_of_buckets(Node *node, CollectionRead *read) {
+    if (node == nullptr)
+        return nullptr;
+    if (is_column(node, *read, read->meta_column)) {
+        Var *meta = castNode(Var, bucket_column(*read, "meta"));
+        meta->varno = 1;
+        return reinterpret_cast<Node *>(meta);
+    }
+    return expression_tree_mutator(node, mutator(meta_of_buckets), read);
+}
+
+// Sets the WHERE of every query in `node` that reads the bucket table as l.
+bool filter_series(Node *node, Node *conditions) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Query)) {
+        Query *q = castNode(Query, node);
+        auto *first = q->rtable != NIL ? linitial_node(RangeTblEntry, q->rtable) : nullptr;
+        if (first != nullptr && first->rtekind == RTE_RELATION && first->alias != nullptr &&
+            strcmp(first->alias->aliasname, "l") == 0)
+            q->jointree->quals = copy_node(conditions);
+        return query_tree_walker(q, walker(filter_series), conditions, 0);
+    }
+    return expression_tree_walker(node, walker(filter_series), conditions);
+}
+
+// The time before which no answer is, for ORDER BY time DESC; else nullptr.
+Node *read_first_points_only(CollectionRead read) {
+    bool descending = false;
+    int64 k = first_points_asked(read, &descending);
+    if (k == 0)
+        return nullptr;
+    // %%s: the bucket table, filled in by analysed_bucket_condition.
+    const char *by_count =
+        "(SELECT s.%1$s FROM (SELECT l.%1$s, sum((l.control->>'count')::int8) OVER (ORDER BY "
+        "l.%1$s %2$s) AS n FROM %%s l) s WHERE s.n >= %3$lld ORDER BY 1 %2$s LIMIT 1)";
+    char *count_bound = psprintf(by_count, descending ? "min_time" : "max_time",
+                                 descending ? "DESC" : "ASC", static_cast<long long>(k));
+    char *condition = descending
+                          ? psprintf(
+                                "b.max_time >= coalesce(greatest((SELECT l.max_time FROM %%s l "
+                                "ORDER BY 1 DESC OFFSET %lld LIMIT 1), %s), '-infinity')",
+                                static_cast<long long>(k - 1), count_bound)
+                          : psprintf("b.min_time <= coalesce(%s, 'infinity')", count_bound);
+    Node *qual = analysed_bucket_condition(read, condition);
+    // The query's meta conditions, and their bucket conditions, which an
+    // index on a meta subfield serves.
+    Node *quals = read.query->jointree->quals;
+    Node *conditions = meta_of_buckets(copy_node(quals), &read);
+    if (Node *indexable = bucket_condition(read, quals)) {
+        ChangeVarNodes(indexable, read.bucket_rti, 1, 0);
+        conditions = reinterpret_cast<Node *>(make_andclause(list_make2(conditions, indexable)));
+    }
+    if (conditions != nullptr)
+        filter_series(qual, conditions);
+    FromExpr *from = read.view->jointree;
+    from->quals = from->quals == nullptr
+                      ? qual
+                      : reinterpret_cast<Node *>(make_andclause(list_make2(from->quals, qual)));
+    read.view->hasSubLinks = true;
+    return descending ? copy_node(static_cast<Node *>(lsecond(castNode(OpExpr, qual)->args)))
+                      : nullptr;
+}
+
+// ---------------------------------------------------------------------------
 // Lazy unpacking.
 
 struct FieldUse {
@@ -884,7 +981,7 @@ Const *float8_array(List *consts) {
     return makeConst(FLOAT8ARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false);
 }
 
-void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool only_latest,
+void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, Node *since,
                    const Prefilters &prefilters) {
     List *specs = NIL;
     List *types = NIL;
@@ -895,9 +992,9 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, bool
     }
     List *args = unpack_arguments(read);
     args = lappend(args, text_array(specs));
-    args = lappend(args, only_latest ? bucket_column(read, "max_time")
-                                     : reinterpret_cast<Node *>(
-                                           makeNullConst(TIMESTAMPTZOID, -1, InvalidOid)));
+    args = lappend(args, since != nullptr ? since
+                                          : reinterpret_cast<Node *>(
+                                                makeNullConst(TIMESTAMPTZOID, -1, InvalidOid)));
     Oid arg_types[9];
     int n = 0;
     ListCell *lc;
@@ -939,9 +1036,10 @@ void unpack_with(const CollectionRead &read, const char *function_name, List *ar
     function->funcexpr = reinterpret_cast<Node *>(call);
 }
 
-// `only_latest`: the view reads only the measurement at each bucket's
-// max_time, which _unpack_fields then leaves the others out of decoding.
-void unpack_only_used_fields(CollectionRead read, bool only_latest) {
+// `since` (nullptr: none): no measurement before it is read, which
+// _unpack_fields then leaves out of decoding; each bucket's max_time for the
+// last points, the first points' bound for ORDER BY time DESC LIMIT k.
+void unpack_only_used_fields(CollectionRead read, Node *since) {
     Oid fn = unpack_fields_function(read);
     if (read.doc_column == 0 || !OidIsValid(fn))
         return;
@@ -977,7 +1075,7 @@ void unpack_only_used_fields(CollectionRead read, bool only_latest) {
     // The mutator copied the range table; find the view again.
     if (!recognise(read.query, read.view_rti, &read))
         elog(ERROR, "tscoll: lost the collection view while planning");
-    unpack_fields(read, use, fn, only_latest, prefilters);
+    unpack_fields(read, use, fn, since, prefilters);
 }
 
 bool plan_reads_in(Node *node, void *context);
@@ -988,9 +1086,10 @@ void plan_query_reads(Query *query) {
         if (!recognise(query, rti, &read))
             continue;
         add_bucket_conditions(read);
-        bool only_latest = read_last_points_only(read);
+        Node *since = read_last_points_only(read) ? bucket_column(read, "max_time")
+                                                  : read_first_points_only(read);
         if (!aggregate_in_buckets(read))
-            unpack_only_used_fields(read, only_latest);
+            unpack_only_used_fields(read, since);
     }
 }
 

@@ -264,6 +264,42 @@ $$;
 SELECT last_points('p', '') = last_points('plain', '') AS same;
 SELECT last_points('p', $$WHERE m->>'s' <> '2'$$) = last_points('plain', $$WHERE m->>'s' <> '2'$$)
        AS same;
+-- The first points by time (ORDER BY t [DESC] LIMIT k), filtered on meta at
+-- most, read only the buckets that reach the k-th latest (earliest) max_time
+-- of the series read; the same rows as from the plain table, ties included.
+CREATE FUNCTION first_points(rel text, query text) RETURNS text LANGUAGE plpgsql AS
+$$
+DECLARE
+    result text;
+BEGIN
+    EXECUTE format('SELECT string_agg(concat_ws(''|'', t, m, doc), '', '' ORDER BY t, doc::text, m::text)
+                      FROM (%s) x', format(query, rel)) INTO result;
+    RETURN result;
+END
+$$;
+SELECT (SELECT count(*) FROM plain GROUP BY t ORDER BY 1 DESC LIMIT 1) AS most_at_one_time;
+SELECT q, first_points('p', q) IS NOT DISTINCT FROM first_points('plain', q) AS same,
+       unpack_counts(format(q, 'p'))
+  FROM (VALUES ($$SELECT t, m, doc FROM %s ORDER BY t DESC, doc::text, m::text LIMIT 5$$),
+               ($$SELECT t, m, doc FROM %s WHERE m->>'s' = '1' ORDER BY t, doc::text LIMIT 7$$),
+               ($$SELECT t, m, doc FROM %s WHERE m->>'s' IN ('2', '3')
+                  ORDER BY t DESC, doc::text, m::text LIMIT 3 OFFSET 40$$),
+               ($$SELECT t, m, doc FROM %s WHERE m IS NULL ORDER BY t DESC, doc::text LIMIT 200$$),
+               ($$SELECT t, m, doc FROM %s WHERE m->>'s' = 'none' ORDER BY t LIMIT 1$$)) AS queries(q);
+EXPLAIN (COSTS OFF) SELECT t, (doc->>'v')::float8 FROM p WHERE m->>'s' = '1' ORDER BY t DESC LIMIT 5;
+SELECT count(*) AS tried,
+       count(*) FILTER (WHERE first_points('p', q) IS DISTINCT FROM first_points('plain', q))
+         AS differ
+  FROM (SELECT format('SELECT t, m, %s FROM %%s %s ORDER BY t %s, %s LIMIT %s',
+                      r, w, d, o, k) AS q
+          FROM (VALUES ('doc', 'doc::text, m::text'),
+                       -- fields only: _unpack_fields skips what is before the bound
+                       ($$jsonb_build_array(doc->>'v', doc->'w', doc->>'s') AS doc$$,
+                        $$doc->>'v', doc->>'w', doc->>'s', m::text$$)) AS reads(r, o),
+               unnest(ARRAY['', $$WHERE m->>'s' = '4'$$, $$WHERE m->>'s' <> '0'$$,
+                            $$WHERE m IS NOT NULL AND m->>'s' < '3'$$]) w,
+               unnest(ARRAY['ASC', 'DESC']) d,
+               unnest(ARRAY['1', '2', '19', '20', '21', '333', '2999', '3001', '4 OFFSET 17']) k) qs;
 -- A condition on time: the latest buckets may not match; pruned by time only.
 SELECT last_points('p', $$WHERE t < '2024-03-02'$$) = last_points('plain', $$WHERE t < '2024-03-02'$$)
        AS same;
