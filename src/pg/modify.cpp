@@ -652,7 +652,7 @@ PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_optio
                               ? prev_planner(parse, query_string, cursor_options, params)
                               : standard_planner(parse, query_string, cursor_options, params);
     if (tscoll::pg::enable_bucket_pruning)
-        tscoll::pg::use_unpack_scans(result);
+        tscoll::pg::use_unpack_scans(result, cursor_options);
     // MERGE on a view does not exist: this is a translated DELETE.
     if (result->commandType == CMD_MERGE && keeps_modified_view(parse->rtable))
         result->commandType = CMD_DELETE;

@@ -576,7 +576,13 @@ void register_unpack_scan() {
     RegisterCustomScanMethods(&kScanMethods);
 }
 
-void use_unpack_scans(PlannedStmt *stmt) {
+void use_unpack_scans(PlannedStmt *stmt, int cursor_options) {
+    // The scan reads forward only, and has no row of its own to recheck:
+    // PostgreSQL chose the plan for a Function Scan, which can scroll and
+    // returns its row mark's copy when a concurrent update is rechecked.
+    if (stmt->commandType != CMD_SELECT || stmt->hasModifyingCTE || stmt->rowMarks != NIL ||
+        (cursor_options & CURSOR_OPT_SCROLL) != 0)
+        return;
     stmt->planTree = replace_scans(stmt->planTree, NIL, stmt->rtable);
     replace_in_list(stmt->subplans, NIL, stmt->rtable);
 }

@@ -12,7 +12,7 @@ namespace tscoll::pg {
 void register_unpack_scan();
 
 // Puts an unpack scan in place of every Function Scan of one of tscoll's
-// unpacking functions in a planned statement.
-void use_unpack_scans(PlannedStmt *stmt);
+// unpacking functions in a planned read-only statement.
+void use_unpack_scans(PlannedStmt *stmt, int cursor_options);
 
 }  // namespace tscoll::pg

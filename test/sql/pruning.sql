@@ -168,6 +168,22 @@ RESET force_parallel_mode;
 SELECT count(*), sum((doc->>'v')::float8), count(doc), min(t), max(t) FROM p
  WHERE t >= '2024-03-01 10:00' AND t < '2024-03-02 11:00' AND (doc->>'v')::float8 > 20;
 
+-- A scrollable cursor, and statements that write or lock, keep PostgreSQL's
+-- Function Scan: the unpack scan reads forward only and keeps no row to
+-- recheck after a concurrent update.
+BEGIN;
+DECLARE back SCROLL CURSOR FOR
+    SELECT t, doc->>'s' AS s FROM p WHERE m->>'s' = '1' ORDER BY t DESC LIMIT 3;
+FETCH ALL FROM back;
+FETCH BACKWARD 2 FROM back;
+COMMIT;
+CREATE TABLE marks (t timestamptz, seen boolean);
+INSERT INTO marks SELECT t, false FROM plain ORDER BY t LIMIT 3;
+EXPLAIN (COSTS OFF) UPDATE marks SET seen = true FROM p WHERE p.t = marks.t;
+UPDATE marks SET seen = true FROM p WHERE p.t = marks.t;
+SELECT count(*) FILTER (WHERE seen) AS seen FROM marks;
+DROP TABLE marks;
+
 -- What EXPLAIN shows: the bucket conditions, widened by the span (10 min).
 EXPLAIN (COSTS OFF)
 SELECT t, (doc->>'v')::float8 FROM p
