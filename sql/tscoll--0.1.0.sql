@@ -220,16 +220,27 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
                                meta_field text)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+-- The same, for the measurements within the time bounds only (a bound whose
+-- strictness is NULL is absent): the planner moves a query's time
+-- conditions into them, and the other measurements' documents are not built.
+CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time_field text,
+                               meta_field text, lower timestamptz, lower_strict boolean,
+                               upper timestamptz, upper_strict boolean)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 -- The measurements' times, a NULL doc, then one column per field, with only
 -- those fields decoded. Each of `fields` is a kind letter and the field's
 -- name: 't' what doc->>'f' gives (text), 'j' what doc->'f' gives (jsonb),
 -- 'f' the values that are numbers (float8) and 'o' the other values (text),
--- for (doc->>'f')::float8. Only measurements at or after `since` (NULL: all)
--- are returned. The planner calls it instead of _unpack when a query reads
--- doc only through such expressions (SPEC §5, lazy unpacking).
+-- for (doc->>'f')::float8. Only measurements within the time bounds are
+-- returned (a bound whose strictness is NULL is absent), and only their
+-- fields built. The planner calls it instead of _unpack when a query reads
+-- doc only through such expressions, and moves the query's time conditions
+-- into the bounds (SPEC §5, lazy unpacking).
 CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, fields text[],
-                                      since timestamptz)
+                                      lower timestamptz, lower_strict boolean,
+                                      upper timestamptz, upper_strict boolean)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 
@@ -239,7 +250,9 @@ CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data byte
 -- The query still applies its conditions (SPEC §5, lazy unpacking).
 CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, fields text[],
-                                      since timestamptz, filters text[], bounds float8[])
+                                      lower timestamptz, lower_strict boolean,
+                                      upper timestamptz, upper_strict boolean,
+                                      filters text[], bounds float8[])
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 

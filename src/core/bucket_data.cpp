@@ -633,7 +633,7 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
             in_window.assign(b.count, false);
             for (size_t j = 0; j < c.positions.size(); j++)
                 in_window[c.positions[j]] =
-                    !c.values[j].is(Value::Kind::Date) || c.values[j].as_date() >= window->since;
+                    !c.values[j].is(Value::Kind::Date) || window->contains(c.values[j].as_date());
         }
     }
     if (!b.reader.at_end())

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,11 +72,11 @@ class BucketData {
     std::string encode() const;
     // Throws Error(Corrupt) on anything but a well-formed encoding.
     static BucketData decode(std::string_view bytes);
-    // A read's lower time bound: the measurements whose `time_field` is
-    // before `since` are not wanted.
+    // A read's time bounds: the measurements whose `time_field` is not
+    // within them are not wanted.
     struct TimeWindow {
         std::string time_field;
-        UnixMicros since;
+        std::function<bool(UnixMicros)> contains;
     };
     // Builds only the columns named in `wanted` (nullptr: all), for reads
     // that use a few fields. With a window, columns after the time column

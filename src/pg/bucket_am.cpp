@@ -20,6 +20,13 @@ extern "C" {
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "executor/executor.h"
+#include "access/table.h"
+#include "commands/defrem.h"
+#include "optimizer/paths.h"
+#include "optimizer/plancat.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 #include "utils/snapmgr.h"
@@ -28,6 +35,8 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <algorithm>
+#include <climits>
 #include <string>
 #include <unordered_map>
 
@@ -286,7 +295,67 @@ void index_validate_scan(Relation table, Relation index, IndexInfo *index_info, 
     });
 }
 
+// ---------------------------------------------------------------------------
+// Parallel scans. PostgreSQL gives a table workers by its heap's size, and
+// none below min_parallel_table_scan_size, but a bucket table's heap holds
+// little more than each bucket's control: its measurements are in TOAST. A
+// bucket table gets the workers PostgreSQL would give a heap of its heap and
+// TOAST pages together, unless its parallel_workers option says otherwise.
+
+get_relation_info_hook_type prev_get_relation_info = nullptr;
+
+int workers_for_pages(BlockNumber pages) {
+    int threshold = std::max(min_parallel_table_scan_size, 1);
+    if (pages < static_cast<BlockNumber>(threshold))
+        return 0;
+    int workers = 1;
+    while (pages >= static_cast<BlockNumber>(threshold) * 3 && threshold <= INT_MAX / 9) {
+        workers++;
+        threshold *= 3;
+    }
+    return workers;
+}
+
+BlockNumber toast_pages(Oid relid) {
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(tuple))
+        return 0;
+    Oid toast = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->reltoastrelid;
+    ReleaseSysCache(tuple);
+    if (!OidIsValid(toast))
+        return 0;
+    Relation rel = table_open(toast, AccessShareLock);
+    BlockNumber pages = RelationGetNumberOfBlocks(rel);
+    table_close(rel, AccessShareLock);
+    return pages;
+}
+
+void on_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *rel) {
+    if (prev_get_relation_info)
+        prev_get_relation_info(root, relid, inhparent, rel);
+    if (rel->rel_parallel_workers != -1 || !tscoll::pg::is_bucket_table(relid))
+        return;
+    int workers = workers_for_pages(rel->pages + toast_pages(relid));
+    if (workers > 0)
+        rel->rel_parallel_workers = workers;
+}
+
 }  // namespace
+
+bool tscoll::pg::is_bucket_table(Oid relid) {
+    Oid am = get_table_am_oid("tscoll_buckets", true);
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(tuple))
+        return false;
+    bool result = OidIsValid(am) && reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relam == am;
+    ReleaseSysCache(tuple);
+    return result;
+}
+
+void tscoll::pg::register_bucket_table_planning() {
+    prev_get_relation_info = get_relation_info_hook;
+    get_relation_info_hook = on_get_relation_info;
+}
 
 TSCOLL_FUNCTION(tscoll_buckets_handler) {
     if (bucket_routine.type != T_TableAmRoutine) {

@@ -33,4 +33,10 @@ struct ModificationCount {
 };
 extern ModificationCount *counted_modification;
 
+// Whether `relid` is a table of the access method tscoll_buckets.
+bool is_bucket_table(Oid relid);
+
+// Sizes the planner's parallel scans of bucket tables by their TOAST too.
+void register_bucket_table_planning();
+
 }  // namespace tscoll::pg

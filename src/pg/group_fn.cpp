@@ -28,6 +28,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/row_sink.hpp"
+#include "pg/time_range.hpp"
 
 namespace {
 
@@ -92,34 +93,6 @@ class Truncation {
     int64 micros_ = 0;             // the unit, when arithmetic can truncate to it
     std::optional<int64> offset_;  // the UTC offset over the bucket, when constant
 };
-
-// The measurements a query's time conditions keep: lower and upper bounds,
-// each absent, inclusive or strict.
-struct TimeRange {
-    std::optional<TimestampTz> lower, upper;
-    bool lower_strict = false, upper_strict = false;
-
-    bool contains(TimestampTz t) const {
-        return (!lower || (lower_strict ? t > *lower : t >= *lower)) &&
-               (!upper || (upper_strict ? t < *upper : t <= *upper));
-    }
-};
-
-// Arguments 7-10: (lower, lower_strict, upper, upper_strict); a bound whose
-// strictness is NULL is absent. nullopt when a present bound is NULL: then
-// no measurement matches, as `time >= NULL` matches none.
-std::optional<TimeRange> time_range_arg(FunctionCallInfo fcinfo) {
-    TimeRange range;
-    for (int i : {7, 9}) {
-        if (PG_ARGISNULL(i + 1))
-            continue;
-        if (PG_ARGISNULL(i))
-            return std::nullopt;
-        (i == 7 ? range.lower : range.upper) = PG_GETARG_TIMESTAMPTZ(i);
-        (i == 7 ? range.lower_strict : range.upper_strict) = PG_GETARG_BOOL(i + 1);
-    }
-    return range;
-}
 
 // One output column: an aggregate of (doc->>'field')::float8, spelled
 // "<Float8Aggregate letter><field>" in the function's argument.
@@ -222,7 +195,7 @@ TSCOLL_FUNCTION(tscoll_unpack_groups) {
 void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(6))
         return;
-    std::optional<TimeRange> range = time_range_arg(fcinfo);
+    std::optional<tscoll::pg::TimeRange> range = tscoll::pg::time_range_arg(fcinfo, 7);
     if (!range)
         return;
     std::vector<Aggregate> aggregates;

@@ -659,23 +659,13 @@ PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_optio
     return result;
 }
 
-bool is_bucket_table(Oid relid) {
-    Oid am = get_table_am_oid("tscoll_buckets", true);
-    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-    if (!HeapTupleIsValid(tuple))
-        return false;
-    bool result = OidIsValid(am) && reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relam == am;
-    ReleaseSysCache(tuple);
-    return result;
-}
-
 // The bucket table a translated UPDATE or DELETE writes, else InvalidOid.
 Oid translated_target(const PlannedStmt *stmt) {
     if ((stmt->commandType != CMD_UPDATE && stmt->commandType != CMD_DELETE) ||
         stmt->resultRelations == NIL || !keeps_modified_view(stmt->rtable))
         return InvalidOid;
     Oid relid = rt_fetch(linitial_int(stmt->resultRelations), stmt->rtable)->relid;
-    return is_bucket_table(relid) ? relid : InvalidOid;
+    return tscoll::pg::is_bucket_table(relid) ? relid : InvalidOid;
 }
 
 // Runs the statement with `counted` (nullptr: not translated) in place.

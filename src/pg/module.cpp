@@ -9,6 +9,7 @@ void _PG_init(void);
 }
 
 #include "pg/catalog.hpp"
+#include "pg/bucket_am.hpp"
 #include "pg/guard.hpp"
 #include "pg/insert.hpp"
 #include "pg/modify.hpp"
@@ -36,6 +37,7 @@ void _PG_init(void) {
     tscoll::pg::register_modify_hooks();
     tscoll::pg::register_read_plan_callbacks();
     tscoll::pg::register_unpack_scan();
+    tscoll::pg::register_bucket_table_planning();
 }
 
 // Called by CREATE EXTENSION: collections work without preloading, but the

@@ -489,6 +489,25 @@ void add_bucket_conditions(const CollectionRead &read) {
 }
 
 // ---------------------------------------------------------------------------
+// Time windows.
+
+// The time window of _unpack and _unpack_fields: (lower, lower_strict, upper, upper_strict),
+// at the view's level; NULL strictness for a side without a bound.
+List *unbounded_window() {
+    auto *no_bound = reinterpret_cast<Node *>(makeNullConst(TIMESTAMPTZOID, -1, InvalidOid));
+    auto *no_strictness = reinterpret_cast<Node *>(makeNullConst(BOOLOID, -1, InvalidOid));
+    return list_make4(no_bound, no_strictness, copy_node(no_bound), copy_node(no_strictness));
+}
+
+// The window of the measurements at or after (upper: at or before) `bound`.
+List *window_from(Node *bound, bool upper) {
+    List *window = unbounded_window();
+    list_nth_cell(window, upper ? 2 : 0)->ptr_value = bound;
+    list_nth_cell(window, upper ? 3 : 1)->ptr_value = makeBoolConst(false, false);
+    return window;
+}
+
+// ---------------------------------------------------------------------------
 // The last point per series (SPEC §5): SELECT DISTINCT ON (<meta
 // expressions>) ... ORDER BY <the same>, time DESC, with at most meta
 // conditions, reads only each series' latest bucket (the one whose max_time,
@@ -508,16 +527,22 @@ bool reads_only_meta(Node *node, const CollectionRead &read) {
                                !reads_other_than_meta(node, const_cast<CollectionRead *>(&read)));
 }
 
+// A SELECT whose FROM is the view alone: its WHERE filters the view's rows
+// and nothing else's.
+bool selects_from_view_alone(const CollectionRead &read) {
+    Query *q = read.query;
+    return q->commandType == CMD_SELECT && list_length(q->jointree->fromlist) == 1 &&
+           IsA(linitial(q->jointree->fromlist), RangeTblRef) &&
+           static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) ==
+               read.view_rti;
+}
+
 // A SELECT from the view alone, filtered on meta at most: answers per
 // series can then come from a few buckets.
 bool selects_by_meta_only(const CollectionRead &read) {
     Query *q = read.query;
-    return q->commandType == CMD_SELECT && read.meta_column != 0 && !q->hasWindowFuncs &&
+    return selects_from_view_alone(read) && read.meta_column != 0 && !q->hasWindowFuncs &&
            !q->hasTargetSRFs && q->groupingSets == NIL && q->setOperations == nullptr &&
-           list_length(q->jointree->fromlist) == 1 &&
-           IsA(linitial(q->jointree->fromlist), RangeTblRef) &&
-           static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) ==
-               read.view_rti &&
            reads_only_meta(q->jointree->quals, read);
 }
 
@@ -668,12 +693,12 @@ bool filter_series(Node *node, Node *conditions) {
     return expression_tree_walker(node, walker(filter_series), conditions);
 }
 
-// The time before which no answer is, for ORDER BY time DESC; else nullptr.
-Node *read_first_points_only(CollectionRead read) {
+// The window in which the answers are, else NIL.
+List *read_first_points_only(CollectionRead read) {
     bool descending = false;
     int64 k = first_points_asked(read, &descending);
     if (k == 0)
-        return nullptr;
+        return NIL;
     // %%s: the bucket table, filled in by analysed_bucket_condition.
     const char *by_count =
         "(SELECT s.%1$s FROM (SELECT l.%1$s, sum((l.control->>'count')::int8) OVER (ORDER BY "
@@ -702,8 +727,8 @@ Node *read_first_points_only(CollectionRead read) {
                       ? qual
                       : reinterpret_cast<Node *>(make_andclause(list_make2(from->quals, qual)));
     read.view->hasSubLinks = true;
-    return descending ? copy_node(static_cast<Node *>(lsecond(castNode(OpExpr, qual)->args)))
-                      : nullptr;
+    return window_from(copy_node(static_cast<Node *>(lsecond(castNode(OpExpr, qual)->args))),
+                       !descending);
 }
 
 // ---------------------------------------------------------------------------
@@ -869,14 +894,15 @@ Node *read_field_columns(Node *node, FieldUse *use) {
 Oid unpack_fields_function(const CollectionRead &read) {
     RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
     auto *call = castNode(FuncExpr, linitial_node(RangeTblFunction, unpack->functions)->funcexpr);
-    Oid types[7];
+    Oid types[10];
     int n = 0;
     ListCell *lc;
     foreach (lc, call->args)
         types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
     types[5] = TEXTARRAYOID;
-    types[6] = TIMESTAMPTZOID;
-    return tscoll_function("_unpack_fields", 7, types);
+    types[6] = types[8] = TIMESTAMPTZOID;
+    types[7] = types[9] = BOOLOID;
+    return tscoll_function("_unpack_fields", 10, types);
 }
 
 // The view's unpacking becomes `call`, which returns time, doc and then a
@@ -944,14 +970,10 @@ struct Prefilters {
 
 Prefilters prefilters_of(const CollectionRead &read) {
     Prefilters result;
-    Query *q = read.query;
-    if (q->commandType != CMD_SELECT || list_length(q->jointree->fromlist) != 1 ||
-        !IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
-        static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) !=
-            read.view_rti)
+    if (!selects_from_view_alone(read))
         return result;
     ListCell *lc;
-    foreach (lc, make_ands_implicit(reinterpret_cast<Expr *>(q->jointree->quals))) {
+    foreach (lc, make_ands_implicit(reinterpret_cast<Expr *>(read.query->jointree->quals))) {
         Comparison c;
         if (!as_comparison(static_cast<Node *>(lfirst(lc)), &c) || !IsA(c.subject, CoerceViaIO) ||
             castNode(CoerceViaIO, c.subject)->resulttype != FLOAT8OID)
@@ -981,7 +1003,52 @@ Const *float8_array(List *consts) {
     return makeConst(FLOAT8ARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false);
 }
 
-void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, Node *since,
+// Bound c, moved into the view, at `side` of the window (0 lower, 2 upper).
+void set_window_bound(List *window, int side, const Comparison &c) {
+    Node *bound = copy_node(c.bound);
+    IncrementVarSublevelsUp(bound, 1, 1);
+    bool strict = c.strategy == BTLessStrategyNumber || c.strategy == BTGreaterStrategyNumber;
+    list_nth_cell(window, side)->ptr_value = bound;
+    list_nth_cell(window, side + 1)->ptr_value = makeBoolConst(strict, false);
+}
+
+// The query's top-level conditions time <op> <timestamptz bound>, at most
+// one on each side, taken out of a SELECT from the view alone, as
+// _unpack_fields' bounds: it then applies them, and builds nothing outside
+// them. Out of the query, they no longer make the planner think that few of
+// a bucket's measurements are within the time (it estimates a range on a
+// function's column to keep 0.5%), which hid parallel plans and in-memory
+// sorts.
+List *take_time_window(const CollectionRead &read) {
+    List *window = unbounded_window();
+    if (!selects_from_view_alone(read))
+        return window;
+    bool has_lower = false, has_upper = false;
+    List *kept = NIL;
+    ListCell *lc;
+    foreach (lc, make_ands_implicit(reinterpret_cast<Expr *>(read.query->jointree->quals))) {
+        Comparison c;
+        if (as_comparison(static_cast<Node *>(lfirst(lc)), &c) &&
+            is_column(c.subject, read, read.time_column) && c.subject_type == TIMESTAMPTZOID &&
+            exprType(c.bound) == TIMESTAMPTZOID) {
+            bool lower = c.strategy >= BTEqualStrategyNumber;
+            bool upper = c.strategy <= BTEqualStrategyNumber;
+            if (!(lower && has_lower) && !(upper && has_upper)) {
+                if (lower)
+                    set_window_bound(window, 0, c), has_lower = true;
+                if (upper)
+                    set_window_bound(window, 2, c), has_upper = true;
+                continue;
+            }
+        }
+        kept = lappend(kept, lfirst(lc));
+    }
+    read.query->jointree->quals =
+        kept == NIL ? nullptr : reinterpret_cast<Node *>(make_ands_explicit(kept));
+    return window;
+}
+
+void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, List *window,
                    const Prefilters &prefilters) {
     List *specs = NIL;
     List *types = NIL;
@@ -992,18 +1059,16 @@ void unpack_fields(const CollectionRead &read, const FieldUse &use, Oid fn, Node
     }
     List *args = unpack_arguments(read);
     args = lappend(args, text_array(specs));
-    args = lappend(args, since != nullptr ? since
-                                          : reinterpret_cast<Node *>(
-                                                makeNullConst(TIMESTAMPTZOID, -1, InvalidOid)));
-    Oid arg_types[9];
+    args = list_concat(args, window);
+    Oid arg_types[12];
     int n = 0;
     ListCell *lc;
     foreach (lc, args)
         arg_types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
-    arg_types[7] = TEXTARRAYOID;
-    arg_types[8] = FLOAT8ARRAYOID;
+    arg_types[10] = TEXTARRAYOID;
+    arg_types[11] = FLOAT8ARRAYOID;
     Oid filtering =
-        prefilters.specs != NIL ? tscoll_function("_unpack_fields", 9, arg_types) : InvalidOid;
+        prefilters.specs != NIL ? tscoll_function("_unpack_fields", 12, arg_types) : InvalidOid;
     if (OidIsValid(filtering)) {
         fn = filtering;
         args = lappend(args, text_array(prefilters.specs));
@@ -1036,17 +1101,40 @@ void unpack_with(const CollectionRead &read, const char *function_name, List *ar
     function->funcexpr = reinterpret_cast<Node *>(call);
 }
 
-// `since` (nullptr: none): no measurement before it is read, which
-// _unpack_fields then leaves out of decoding; each bucket's max_time for the
-// last points, the first points' bound for ORDER BY time DESC LIMIT k.
-void unpack_only_used_fields(CollectionRead read, Node *since) {
+// The time window of a read: `window` when given (NIL: none), else the
+// query's time conditions, taken out of it.
+List *time_window(const CollectionRead &read, List *window) {
+    return window != NIL ? window : take_time_window(read);
+}
+
+// A query that reads whole documents: _unpack builds only those within the
+// time window.
+void unpack_within_window(const CollectionRead &read, List *window) {
+    Oid types[9] = {InvalidOid};
+    int n = 0;
+    ListCell *lc;
+    foreach (lc, unpack_arguments(read))
+        types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
+    types[5] = types[7] = TIMESTAMPTZOID;
+    types[6] = types[8] = BOOLOID;
+    if (n == 5 && OidIsValid(tscoll_function("_unpack", 9, types)))
+        unpack_with(read, "_unpack",
+                    list_concat(unpack_arguments(read), time_window(read, window)));
+}
+
+// `window` (NIL: the query's time conditions): no measurement outside it is
+// built; for the last points, each bucket's max_time onwards, for the first
+// points, the measurements up to or from their bound.
+void unpack_only_used_fields(CollectionRead read, List *window) {
     Oid fn = unpack_fields_function(read);
     if (read.doc_column == 0 || !OidIsValid(fn))
         return;
     FieldUse use = {&read, 0, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.doc_column};
     query_tree_walker(read.query, walker(count_other_uses), &use, QTW_IGNORE_JOINALIASES);
-    if (use.other_uses > 0)
+    if (use.other_uses > 0) {
+        unpack_within_window(read, window);
         return;
+    }
     FieldUse time_use = {&read, 0, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.time_column};
     query_tree_walker(read.query, walker(count_other_uses), &time_use, QTW_IGNORE_JOINALIASES);
     // count(*), meta only: how many measurements each bucket holds.
@@ -1075,7 +1163,7 @@ void unpack_only_used_fields(CollectionRead read, Node *since) {
     // The mutator copied the range table; find the view again.
     if (!recognise(read.query, read.view_rti, &read))
         elog(ERROR, "tscoll: lost the collection view while planning");
-    unpack_fields(read, use, fn, since, prefilters);
+    unpack_fields(read, use, fn, time_window(read, window), prefilters);
 }
 
 bool plan_reads_in(Node *node, void *context);
@@ -1086,10 +1174,11 @@ void plan_query_reads(Query *query) {
         if (!recognise(query, rti, &read))
             continue;
         add_bucket_conditions(read);
-        Node *since = read_last_points_only(read) ? bucket_column(read, "max_time")
-                                                  : read_first_points_only(read);
+        List *window = read_last_points_only(read)
+                           ? window_from(bucket_column(read, "max_time"), false)
+                           : read_first_points_only(read);
         if (!aggregate_in_buckets(read))
-            unpack_only_used_fields(read, since);
+            unpack_only_used_fields(read, window);
     }
 }
 

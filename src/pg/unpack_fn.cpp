@@ -24,6 +24,7 @@ extern "C" {
 #include "pg/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/row_sink.hpp"
+#include "pg/time_range.hpp"
 
 namespace {
 
@@ -98,15 +99,15 @@ bool passes(double x, int strategy, double bound) {
     }
 }
 
-// Arguments 7 and 8, when given: filters "<strategy digit><field>" and
+// Arguments 10 and 11, when given: filters "<strategy digit><field>" and
 // their float8 bounds. A filter on a field not returned as 'f' is ignored.
 std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
                                       const std::vector<FieldColumn> &fields) {
     std::vector<Prefilter> result;
-    if (PG_NARGS() < 9 || PG_ARGISNULL(7) || PG_ARGISNULL(8))
+    if (PG_NARGS() < 12 || PG_ARGISNULL(10) || PG_ARGISNULL(11))
         return result;
-    std::vector<std::string> specs = text_array_arg(fcinfo, 7);
-    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(8); });
+    std::vector<std::string> specs = text_array_arg(fcinfo, 10);
+    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(11); });
     Datum *bounds = nullptr;
     bool *nulls = nullptr;
     int count = 0;
@@ -132,7 +133,7 @@ std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
 void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id, bytea *data,
                           const std::string &time_field, const std::vector<FieldColumn> &fields,
                           const std::vector<Prefilter> &prefilters,
-                          std::optional<TimestampTz> since) {
+                          const tscoll::pg::TimeRange &range) {
     std::vector<std::string> names;
     std::vector<size_t> column_of;  // for each field, its column in the decoded bucket
     for (const FieldColumn &f : fields) {
@@ -149,7 +150,7 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
     nulls[1] = true;  // doc: not read
     for (uint32_t row = 0; row < bucket.times.size(); row++) {
         TimestampTz t = tscoll::pg::to_timestamptz(bucket.times[row]);
-        if (since && t < *since)
+        if (!range.contains(t))
             continue;
         bool pass = true;
         for (size_t i = 0; pass && i < prefilters.size(); i++) {
@@ -178,9 +179,10 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
 }  // namespace
 
 // tscoll._unpack_fields(_id objectid, meta jsonb, data bytea, time_field
-// text, meta_field text, fields text[], since timestamptz) RETURNS SETOF
-// record: per measurement at or after `since` (NULL: every one) its time, a
-// NULL doc, then a column per field (FieldColumn).
+// text, meta_field text, fields text[], lower timestamptz, lower_strict
+// boolean, upper timestamptz, upper_strict boolean) RETURNS SETOF record:
+// per measurement within the bounds (TimeRange) its time, a NULL doc, then
+// a column per field (FieldColumn).
 // The planner puts it in place of _unpack when a query reads doc only
 // through doc->>'f', doc->'f' and (doc->>'f')::float8, so that only those
 // fields are decoded (SPEC §5).
@@ -191,9 +193,9 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
 }
 
 void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
-    if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(5))
+    std::optional<tscoll::pg::TimeRange> range = tscoll::pg::time_range_arg(fcinfo, 6);
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(5) || !range)
         return;
-    std::optional<BucketData::TimeWindow> window;
     TupleDesc desc = sink.desc();
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
@@ -213,16 +215,16 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         return (f.kind == 'f' || f.kind == 'o') && f.name != time_field && f.name != meta_field;
     });
     if (float8_only) {
-        std::optional<TimestampTz> since;
-        if (!PG_ARGISNULL(6))
-            since = PG_GETARG_TIMESTAMPTZ(6);
         unpack_float8_fields(sink, *id, data, time_field, fields, prefilters_arg(fcinfo, fields),
-                             since);
+                             *range);
         return;
     }
-    if (!PG_ARGISNULL(6))
-        window = BucketData::TimeWindow{time_field,
-                                        tscoll::pg::to_unix_micros(PG_GETARG_TIMESTAMPTZ(6))};
+    auto within = [&](tscoll::UnixMicros t) {
+        return range->contains(tscoll::pg::to_timestamptz(t));
+    };
+    std::optional<BucketData::TimeWindow> window;
+    if (range->bounded())
+        window = BucketData::TimeWindow{time_field, within};
     BucketData bucket = decode_bucket(*id, data, &wanted, window);
     const tscoll::BucketColumn *times = nullptr;
     for (const tscoll::BucketColumn &c : bucket.columns()) {
@@ -258,7 +260,7 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
             throw Error(tscoll::ErrorCode::Corrupt,
                         "bucket data is corrupt: a measurement has no time",
                         "Bucket _id " + id->to_hex() + ".");
-        if (window && time.as_date() < window->since)
+        if (!within(time.as_date()))
             continue;
         values[0] = TimestampTzGetDatum(tscoll::pg::to_timestamptz(time.as_date()));
         for (size_t i = 0; i < fields.size(); i++) {
@@ -340,7 +342,9 @@ void tscoll::pg::bucket_ends_rows(FunctionCallInfo fcinfo, RowSink &sink) {
 }
 
 // tscoll._unpack(_id objectid, meta jsonb, data bytea, time_field text,
-// meta_field text) RETURNS TABLE (time timestamptz, doc jsonb)
+// meta_field text [, lower timestamptz, lower_strict boolean, upper
+// timestamptz, upper_strict boolean]) RETURNS TABLE (time timestamptz, doc
+// jsonb): every measurement, or those within the bounds (TimeRange).
 TSCOLL_FUNCTION(tscoll_unpack) {
     tscoll::pg::TuplestoreSink sink(fcinfo);
     tscoll::pg::unpack_rows(fcinfo, sink);
@@ -360,13 +364,25 @@ void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
             tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(1); }));
         meta_field = text_arg(fcinfo, 4);
     }
-    BucketData bucket = decode_bucket(*id, data);
+    std::optional<tscoll::pg::TimeRange> range =
+        PG_NARGS() >= 9 ? tscoll::pg::time_range_arg(fcinfo, 5) : tscoll::pg::TimeRange{};
+    if (!range)
+        return;
+    auto within = [&](tscoll::UnixMicros t) {
+        return range->contains(tscoll::pg::to_timestamptz(t));
+    };
+    std::optional<BucketData::TimeWindow> window;
+    if (range->bounded())
+        window = BucketData::TimeWindow{time_field, within};
+    BucketData bucket = decode_bucket(*id, data, nullptr, window);
     for (Value &m : bucket.measurements()) {
         const Value *time = m.find(time_field);
         if (time == nullptr || !time->is(Value::Kind::Date))
             throw Error(tscoll::ErrorCode::Corrupt,
                         "bucket data is corrupt: a measurement has no time",
                         "Bucket _id " + id->to_hex() + ".");
+        if (!within(time->as_date()))
+            continue;
         Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(time->as_date())), 0};
         bool nulls[2] = {false, false};
         render_time_field(m, time_field);

@@ -38,6 +38,8 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
+#include <initializer_list>
+
 #include "pg/guard.hpp"
 #include "pg/nodes.hpp"
 #include "pg/row_sink.hpp"
@@ -296,10 +298,10 @@ List *aggregate_texts(List *specs) {
 }
 
 // _unpack_fields' prefilters as conditions: "<strategy digit><field>" and
-// the float8 bounds of arguments 7 and 8.
+// the float8 bounds of arguments 10 and 11.
 List *prefilter_texts(List *args) {
-    List *specs = text_array_strings(args, 7);
-    Node *arg = list_length(args) > 8 ? static_cast<Node *>(list_nth(args, 8)) : nullptr;
+    List *specs = text_array_strings(args, 10);
+    Node *arg = list_length(args) > 11 ? static_cast<Node *>(list_nth(args, 11)) : nullptr;
     if (specs == NIL || arg == nullptr || !IsA(arg, Const) || castNode(Const, arg)->constisnull)
         return NIL;
     Datum *bounds = nullptr;
@@ -322,15 +324,48 @@ List *prefilter_texts(List *args) {
     return result;
 }
 
+// The time bounds of arguments first .. first + 3 (lower, lower_strict,
+// upper, upper_strict) as conditions; NIL when there are none.
+List *window_texts(List *args, int first, List *deparse_context) {
+    const char *time_field = text_argument(args, 3);
+    if (time_field == nullptr)
+        time_field = "time";
+    List *result = NIL;
+    if (first + 3 < list_length(args) && equal(list_nth(args, first), list_nth(args, first + 2)) &&
+        equal(list_nth(args, first + 1), list_nth(args, first + 3)) &&
+        equal(list_nth(args, first + 1), makeBoolConst(false, false))) {
+        char *bound = deparse_expression(static_cast<Node *>(list_nth(args, first)),
+                                         deparse_context, true, false);
+        return list_make1(psprintf("%s = %s", time_field, bound));
+    }
+    for (int side : {first, first + 2}) {
+        Node *strict =
+            side + 1 < list_length(args) ? static_cast<Node *>(list_nth(args, side + 1)) : nullptr;
+        if (strict == nullptr || !IsA(strict, Const) || castNode(Const, strict)->constisnull)
+            continue;
+        bool is_strict = DatumGetBool(castNode(Const, strict)->constvalue);
+        const char *op = side == first ? (is_strict ? ">" : ">=") : (is_strict ? "<" : "<=");
+        char *bound = deparse_expression(static_cast<Node *>(list_nth(args, side)), deparse_context,
+                                         true, false);
+        result = lappend(result, psprintf("%s %s %s", time_field, op, bound));
+    }
+    return result;
+}
+
 // What the scan decodes of each bucket, and how.
 void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
     const char *symbol = kUnpackings[intVal(linitial(plan->custom_private))].symbol;
     List *args = plan->custom_exprs;
+    List *context = set_deparse_context_plan(es->deparse_cxt, &plan->scan.plan, ancestors);
     if (strcmp(symbol, "tscoll_unpack") == 0) {
         ExplainPropertyText("Decoded Fields", "all", es);
+        if (List *window = window_texts(args, 5, context))
+            ExplainPropertyList("Time Window", window, es);
     } else if (strcmp(symbol, "tscoll_unpack_fields") == 0) {
         ExplainPropertyList("Decoded Fields", decoded_fields(args, text_array_strings(args, 5)),
                             es);
+        if (List *window = window_texts(args, 6, context))
+            ExplainPropertyList("Time Window", window, es);
         if (List *filters = prefilter_texts(args))
             ExplainPropertyList("Measurement Filter", filters, es);
     } else if (strcmp(symbol, "tscoll_unpack_groups") == 0) {
@@ -339,6 +374,8 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
         ExplainPropertyList("Partial Aggregates", aggregate_texts(specs), es);
         if (const char *unit = text_argument(args, 5))
             ExplainPropertyText("Time Group", unit, es);
+        if (List *window = window_texts(args, 7, context))
+            ExplainPropertyList("Time Window", window, es);
     } else if (strcmp(symbol, "tscoll_bucket_ends") == 0) {
         const char *time_field = text_argument(args, 2);
         ExplainPropertyText("Decoded Fields", time_field != nullptr ? time_field : "time", es);
@@ -350,7 +387,6 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
         FuncExpr *call = makeFuncExpr(
             static_cast<Oid>(intVal(lsecond(plan->custom_private))), RECORDOID, args, InvalidOid,
             static_cast<Oid>(intVal(lthird(plan->custom_private))), COERCE_EXPLICIT_CALL);
-        List *context = set_deparse_context_plan(es->deparse_cxt, &plan->scan.plan, ancestors);
         ExplainPropertyText(
             "Function Call",
             deparse_expression(reinterpret_cast<Node *>(call), context, true, false), es);

@@ -230,6 +230,39 @@ INSERT INTO recent SELECT now() - i * interval '1 minute', '{}' FROM generate_se
 SELECT count(*) FROM recent WHERE t > now() - interval '90 minutes' AND t <= now();
 EXPLAIN (COSTS OFF) SELECT count(*) FROM recent WHERE t > now() - interval '90 minutes';
 
+-- The time window: a SELECT from the view alone gives _unpack_fields its
+-- top-level time conditions, one bound per side, and applies the others.
+EXPLAIN (COSTS OFF) SELECT count(doc->>'v') FROM p
+ WHERE t > '2024-03-02 10:00' AND t >= '2024-03-02 11:00'
+   AND t < '2024-03-02 12:00' AND t <= '2024-03-02 11:30';
+SELECT predicate, digest('p', predicate, true) = digest('plain', predicate, false) AS same,
+       digest('plain', predicate, false) LIKE '0/%' AS none
+  FROM (VALUES ($$t > '2024-03-02 10:00' AND t >= '2024-03-02 11:00'
+                  AND t < '2024-03-02 12:00' AND t <= '2024-03-02 11:30'$$),
+               ((SELECT format('t = %L AND t < %L', t, t + interval '1 second')
+                   FROM plain ORDER BY t OFFSET 500 LIMIT 1)),
+               ((SELECT format('t >= %L AND t <= %L', t, t) FROM plain ORDER BY t OFFSET 900 LIMIT 1)),
+               ($$t >= NULL::timestamptz$$),
+               ($$t < NULL::timestamptz AND t > '2024-03-01'$$),
+               ($$t > '-infinity' AND t < 'infinity'$$),
+               ($$t >= 'infinity'$$),
+               ($$t >= '2024-03-02'::date AND t < '2024-03-02 03:00'$$),
+               ($$(t < '2024-03-01 02:00' OR t > '2024-03-02 22:00') AND (doc->>'v')::float8 > 50$$),
+               ($$t BETWEEN '2024-03-01 23:00' AND '2024-03-02 01:00' AND m->>'s' = '2'$$))
+       AS c(predicate);
+-- Conditions that do not filter the view's rows alone stay in the query:
+-- an outer join's, and a correlated subquery's bound moves with its outer
+-- reference.
+SELECT (SELECT count(*) FROM (VALUES (1), (9)) g(x) LEFT JOIN p ON p.m->>'s' = g.x::text
+         WHERE p.t > '2024-03-02 20:00')
+     = (SELECT count(*) FROM (VALUES (1), (9)) g(x) LEFT JOIN plain p ON p.m->>'s' = g.x::text
+         WHERE p.t > '2024-03-02 20:00') AS same_left_join;
+SELECT array_agg((SELECT count(doc->>'v') FROM p WHERE t >= h AND t < h + interval '1 hour')
+                 ORDER BY h)
+     = array_agg((SELECT count(doc->>'v') FROM plain WHERE t >= h AND t < h + interval '1 hour')
+                 ORDER BY h) AS same_correlated
+  FROM generate_series('2024-03-01'::timestamptz, '2024-03-03', interval '7 hours') h;
+
 -- After coll_mod raises the span, plans made before prune with the new one.
 SELECT tscoll.create_collection('g', 't', 'm', 'seconds');
 INSERT INTO g VALUES ('2024-01-01 00:00', '1', '{"v": 1}');
@@ -370,3 +403,30 @@ SELECT (SELECT max(t)::text || count(*) FROM p) = (SELECT max(t)::text || count(
 SELECT (SELECT min(t) FROM p WHERE t > '2024-03-01 12:00')
      = (SELECT min(t) FROM plain WHERE t > '2024-03-01 12:00') AS same;
 EXPLAIN (COSTS OFF) SELECT min(t), count(*) FROM p;
+
+-- Parallel scans: a bucket table's measurements are in its TOAST, so it
+-- gets the workers of a heap of its heap and TOAST pages together (here
+-- under 16 and over 48 pages: 2 workers with a threshold of 16), unless
+-- its parallel_workers option says otherwise.
+SELECT setseed(0.5);
+SELECT tscoll.create_collection('wide', 't', 'm');
+INSERT INTO wide SELECT '2024-01-01'::timestamptz + i * interval '1 second',
+                        jsonb_build_object('h', i % 4), jsonb_build_object('v', random())
+                   FROM generate_series(1, 40000) i;
+SELECT pg_relation_size(oid) < 16 * 8192 AS small_heap,
+       pg_relation_size(oid) + pg_relation_size(reltoastrelid) >= 48 * 8192 AS large_with_toast
+  FROM pg_class WHERE relname = 'system.buckets.wide';
+SET min_parallel_table_scan_size = '128kB';
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+EXPLAIN (COSTS OFF) SELECT t, (doc->>'v')::float8 FROM wide WHERE (doc->>'v')::float8 > 0.5;
+CREATE TEMP TABLE parallel_read AS
+    SELECT count(*) AS n, sum((doc->>'v')::float8) AS s FROM wide WHERE (doc->>'v')::float8 > 0.5;
+ALTER TABLE "system.buckets.wide" SET (parallel_workers = 0);
+EXPLAIN (COSTS OFF) SELECT t, (doc->>'v')::float8 FROM wide WHERE (doc->>'v')::float8 > 0.5;
+SELECT n, round(s::numeric, 6) = (SELECT round(sum((doc->>'v')::float8)::numeric, 6) FROM wide
+                                    WHERE (doc->>'v')::float8 > 0.5) AS same_sum
+  FROM parallel_read;
+RESET min_parallel_table_scan_size;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
