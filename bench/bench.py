@@ -257,6 +257,18 @@ def run_query(conn, sql, runs):
             normalised(rows))
 
 
+def output_floor(conn, sql, runs):
+    """The latency of the query's rows alone: a SELECT * of a table holding
+    them, which every system's latency includes (output functions, transfer,
+    libpq)."""
+    conn.execute("DROP TABLE IF EXISTS bench_floor")
+    conn.execute("CREATE TABLE bench_floor AS\n" + sql.rstrip().rstrip(";"))
+    conn.execute("VACUUM ANALYZE bench_floor")
+    received, _, _ = run_query(conn, "SELECT * FROM bench_floor", runs)
+    conn.execute("DROP TABLE bench_floor")
+    return received
+
+
 # -- deletes (SPEC §6) ----------------------------------------------------------
 
 def delete_statements(system, hosts, hours):
@@ -299,8 +311,8 @@ def machine(conn, args):
             f"PostgreSQL {version}, shared_buffers {buffers}; tscoll {commit}",
             f"scale: {args.hosts} hosts x {args.hours} h = {rows:,} measurements; "
             f"single-row ingest: {args.clients} clients x {args.single_rows:,} rows; "
-            f"query latency: median of {args.runs} runs after 1 warm-up, until every row "
-            f"is received (then again including psycopg's decoding of the values)"]
+            f"query latency: median of {args.runs} runs after 1 warm-up, each planned, until "
+            f"every row is received (then again including psycopg's decoding of the values)"]
 
 
 def fmt(v):
@@ -356,7 +368,10 @@ def main():
     with psycopg.connect(dbname="postgres", autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
         admin.execute(f"CREATE DATABASE {DATABASE}")
-    conn = psycopg.connect(dbname=DATABASE, autocommit=True)
+    # Every run is planned, as in TSBS, whose runner sends each query once
+    # with its own parameters: psycopg would otherwise prepare a statement
+    # on its 5th execution and reuse its plan from then on.
+    conn = psycopg.connect(dbname=DATABASE, autocommit=True, prepare_threshold=None)
     conn.execute("CREATE EXTENSION tscoll")
     conn.execute(f"ALTER DATABASE {DATABASE} SET TimeZone = 'UTC'")
     conn.execute("SET TimeZone = 'UTC'")
@@ -398,6 +413,7 @@ def main():
     params = parameters(args.hosts, args.hours)
     mismatches = []
     with_decoding = []
+    floors = []
     for q in queries:
         print(f"query {q}", file=sys.stderr)
         latency, decoding, results = {}, {}, {}
@@ -411,6 +427,8 @@ def main():
                 mismatches.append(f"{q}: {s} differs from {systems[0]} (rows: {rows})")
         figures.append((f"{q} ms ({rows[systems[0]]} rows)", latency))
         with_decoding.append((f"{q} ms with decoding", decoding))
+        plain = next((p for p in ["typed", "jsonb"] if p in systems), systems[0])
+        floors.append((q, output_floor(conn, query_text(plain, q, params[q]), args.runs)))
     figures += with_decoding
 
     for kind in [] if args.no_deletes else ["DELETE one series", "DELETE oldest 10%"]:
@@ -428,6 +446,10 @@ def main():
     print()
     print("rows/s: higher is better; bytes, WAL and ms: lower is better. "
           "Ratios are tscoll's figure divided by the plain table's.")
+    if floors:
+        print("\nRows alone (SELECT * of a table holding the query's result, "
+              "the part of every latency no query work can remove), ms:")
+        print(", ".join(f"{q} {fmt(ms)}" for q, ms in floors))
     if mismatches:
         print("\n!!! RESULTS DIFFER ACROSS SYSTEMS !!!")
         print("\n".join(mismatches))
