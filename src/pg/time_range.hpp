@@ -10,6 +10,10 @@ extern "C" {
 }
 
 #include <optional>
+#include <string>
+
+#include "core/bucket_data.hpp"
+#include "pg/pg_time.hpp"
 
 namespace tscoll::pg {
 
@@ -38,6 +42,15 @@ inline std::optional<TimeRange> time_range_arg(FunctionCallInfo fcinfo, int firs
         (i == first ? range.lower_strict : range.upper_strict) = PG_GETARG_BOOL(i + 1);
     }
     return range;
+}
+
+// The window in which a decode builds measurements; none when unbounded.
+inline std::optional<BucketData::TimeWindow> decode_window(const TimeRange &range,
+                                                           const std::string &time_field) {
+    if (!range.bounded())
+        return std::nullopt;
+    return BucketData::TimeWindow{
+        time_field, [range](UnixMicros t) { return range.contains(to_timestamptz(t)); }};
 }
 
 }  // namespace tscoll::pg

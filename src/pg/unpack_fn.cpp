@@ -219,13 +219,8 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
                              *range);
         return;
     }
-    auto within = [&](tscoll::UnixMicros t) {
-        return range->contains(tscoll::pg::to_timestamptz(t));
-    };
-    std::optional<BucketData::TimeWindow> window;
-    if (range->bounded())
-        window = BucketData::TimeWindow{time_field, within};
-    BucketData bucket = decode_bucket(*id, data, &wanted, window);
+    BucketData bucket =
+        decode_bucket(*id, data, &wanted, tscoll::pg::decode_window(*range, time_field));
     const tscoll::BucketColumn *times = nullptr;
     for (const tscoll::BucketColumn &c : bucket.columns()) {
         if (c.name == time_field)
@@ -260,7 +255,7 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
             throw Error(tscoll::ErrorCode::Corrupt,
                         "bucket data is corrupt: a measurement has no time",
                         "Bucket _id " + id->to_hex() + ".");
-        if (!within(time.as_date()))
+        if (!range->contains(tscoll::pg::to_timestamptz(time.as_date())))
             continue;
         values[0] = TimestampTzGetDatum(tscoll::pg::to_timestamptz(time.as_date()));
         for (size_t i = 0; i < fields.size(); i++) {
@@ -368,20 +363,15 @@ void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         PG_NARGS() >= 9 ? tscoll::pg::time_range_arg(fcinfo, 5) : tscoll::pg::TimeRange{};
     if (!range)
         return;
-    auto within = [&](tscoll::UnixMicros t) {
-        return range->contains(tscoll::pg::to_timestamptz(t));
-    };
-    std::optional<BucketData::TimeWindow> window;
-    if (range->bounded())
-        window = BucketData::TimeWindow{time_field, within};
-    BucketData bucket = decode_bucket(*id, data, nullptr, window);
+    BucketData bucket =
+        decode_bucket(*id, data, nullptr, tscoll::pg::decode_window(*range, time_field));
     for (Value &m : bucket.measurements()) {
         const Value *time = m.find(time_field);
         if (time == nullptr || !time->is(Value::Kind::Date))
             throw Error(tscoll::ErrorCode::Corrupt,
                         "bucket data is corrupt: a measurement has no time",
                         "Bucket _id " + id->to_hex() + ".");
-        if (!within(time->as_date()))
+        if (!range->contains(tscoll::pg::to_timestamptz(time->as_date())))
             continue;
         Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(time->as_date())), 0};
         bool nulls[2] = {false, false};
