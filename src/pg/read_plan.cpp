@@ -60,6 +60,8 @@ extern "C" {
 #include "utils/snapmgr.h"
 }
 
+#include <initializer_list>
+
 #include "pg/collection_read.hpp"
 #include "pg/nodes.hpp"
 #include "pg/settings.hpp"
@@ -887,22 +889,23 @@ Node *read_field_columns(Node *node, FieldUse *use) {
     return expression_tree_mutator(node, mutator(read_field_columns), use);
 }
 
-// The view's unpacking becomes _unpack_fields(..., keys) with a column per
-// field after time and doc; the view gets a matching column each.
-// tscoll._unpack_fields for the arguments of the view's _unpack call, or
-// InvalidOid in a database whose tscoll predates it.
-Oid unpack_fields_function(const CollectionRead &read) {
-    RangeTblEntry *unpack = rt_fetch(read.unpack_rti, read.view->rtable);
-    auto *call = castNode(FuncExpr, linitial_node(RangeTblFunction, unpack->functions)->funcexpr);
-    Oid types[10];
+// tscoll.<name>(<the view's _unpack arguments>, <more>), or InvalidOid in a
+// database whose tscoll predates it.
+Oid unpack_variant(const CollectionRead &read, const char *name, std::initializer_list<Oid> more) {
+    Oid types[FUNC_MAX_ARGS];
     int n = 0;
     ListCell *lc;
-    foreach (lc, call->args)
+    foreach (lc, unpack_arguments(read))
         types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
-    types[5] = TEXTARRAYOID;
-    types[6] = types[8] = TIMESTAMPTZOID;
-    types[7] = types[9] = BOOLOID;
-    return tscoll_function("_unpack_fields", 10, types);
+    for (Oid type : more)
+        types[n++] = type;
+    return tscoll_function(name, n, types);
+}
+
+// _unpack_fields(..., fields, <time window>).
+Oid unpack_fields_function(const CollectionRead &read) {
+    return unpack_variant(read, "_unpack_fields",
+                          {TEXTARRAYOID, TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID});
 }
 
 // The view's unpacking becomes `call`, which returns time, doc and then a
@@ -1110,14 +1113,8 @@ List *time_window(const CollectionRead &read, List *window) {
 // A query that reads whole documents: _unpack builds only those within the
 // time window.
 void unpack_within_window(const CollectionRead &read, List *window) {
-    Oid types[9] = {InvalidOid};
-    int n = 0;
-    ListCell *lc;
-    foreach (lc, unpack_arguments(read))
-        types[n++] = exprType(static_cast<Node *>(lfirst(lc)));
-    types[5] = types[7] = TIMESTAMPTZOID;
-    types[6] = types[8] = BOOLOID;
-    if (n == 5 && OidIsValid(tscoll_function("_unpack", 9, types)))
+    if (OidIsValid(
+            unpack_variant(read, "_unpack", {TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID})))
         unpack_with(read, "_unpack",
                     list_concat(unpack_arguments(read), time_window(read, window)));
 }
