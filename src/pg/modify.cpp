@@ -67,6 +67,7 @@ extern "C" {
 #include "pg/pg_time.hpp"
 #include "pg/read_plan.hpp"
 #include "pg/settings.hpp"
+#include "pg/time_merge.hpp"
 #include "pg/unpack_scan.hpp"
 
 namespace {
@@ -651,8 +652,9 @@ PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_optio
     PlannedStmt *result = prev_planner
                               ? prev_planner(parse, query_string, cursor_options, params)
                               : standard_planner(parse, query_string, cursor_options, params);
-    if (tscoll::pg::enable_bucket_pruning)
-        tscoll::pg::use_unpack_scans(result, cursor_options);
+    if (tscoll::pg::enable_bucket_pruning && tscoll::pg::use_unpack_scans(result, cursor_options) &&
+        tscoll::pg::enable_time_merge)
+        tscoll::pg::use_time_merges(result);
     // MERGE on a view does not exist: this is a translated DELETE.
     if (result->commandType == CMD_MERGE && keeps_modified_view(parse->rtable))
         result->commandType = CMD_DELETE;

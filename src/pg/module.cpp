@@ -16,6 +16,7 @@ void _PG_init(void);
 #include "pg/read_plan.hpp"
 #include "pg/settings.hpp"
 #include "pg/ttl_monitor.hpp"
+#include "pg/time_merge.hpp"
 #include "pg/unpack_scan.hpp"
 
 namespace {
@@ -37,6 +38,7 @@ void _PG_init(void) {
     tscoll::pg::register_modify_hooks();
     tscoll::pg::register_read_plan_callbacks();
     tscoll::pg::register_unpack_scan();
+    tscoll::pg::register_time_merge();
     tscoll::pg::register_bucket_table_planning();
 }
 

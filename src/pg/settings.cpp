@@ -17,6 +17,7 @@ bool ttl_monitor_enabled = true;
 int ttl_monitor_sleep_secs = 60;
 int ttl_batch_size = 1000;
 bool enable_bucket_pruning = true;
+bool enable_time_merge = true;
 
 void define_settings() {
     DefineCustomIntVariable(
@@ -60,6 +61,12 @@ void define_settings() {
         "fields they read.",
         "Off reads every bucket whole, for comparison.", &enable_bucket_pruning, true, PGC_USERSET,
         0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "tscoll.enable_time_merge",
+        "Whether a query ordering a collection's measurements by time merges its buckets' "
+        "rows in time order rather than sorting them all.",
+        "Off sorts them, for comparison.", &enable_time_merge, true, PGC_USERSET, 0, nullptr,
+        nullptr, nullptr);
     MarkGUCPrefixReserved("tscoll");
 }
 

@@ -12,6 +12,7 @@ extern bool ttl_monitor_enabled;
 extern int ttl_monitor_sleep_secs;
 extern int ttl_batch_size;
 extern bool enable_bucket_pruning;
+extern bool enable_time_merge;
 
 void define_settings();
 

@@ -612,15 +612,27 @@ void register_unpack_scan() {
     RegisterCustomScanMethods(&kScanMethods);
 }
 
-void use_unpack_scans(PlannedStmt *stmt, int cursor_options) {
+bool use_unpack_scans(PlannedStmt *stmt, int cursor_options) {
     // The scan reads forward only, and has no row of its own to recheck:
     // PostgreSQL chose the plan for a Function Scan, which can scroll and
     // returns its row mark's copy when a concurrent update is rechecked.
     if (stmt->commandType != CMD_SELECT || stmt->hasModifyingCTE || stmt->rowMarks != NIL ||
         (cursor_options & CURSOR_OPT_SCROLL) != 0)
-        return;
+        return false;
     stmt->planTree = replace_scans(stmt->planTree, NIL, stmt->rtable);
     replace_in_list(stmt->subplans, NIL, stmt->rtable);
+    return true;
+}
+
+Oid measurement_unpack_source(const Plan *plan) {
+    if (plan == nullptr || !IsA(plan, CustomScan) ||
+        reinterpret_cast<const CustomScan *>(plan)->methods != &kScanMethods)
+        return InvalidOid;
+    List *info = reinterpret_cast<const CustomScan *>(plan)->custom_private;
+    const char *symbol = kUnpackings[intVal(linitial(info))].symbol;
+    if (strcmp(symbol, "tscoll_unpack") != 0 && strcmp(symbol, "tscoll_unpack_fields") != 0)
+        return InvalidOid;
+    return static_cast<Oid>(intVal(lfourth(info)));
 }
 
 }  // namespace tscoll::pg

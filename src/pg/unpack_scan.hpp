@@ -13,6 +13,13 @@ void register_unpack_scan();
 
 // Puts an unpack scan in place of every Function Scan of one of tscoll's
 // unpacking functions in a planned read-only statement.
-void use_unpack_scans(PlannedStmt *stmt, int cursor_options);
+// Returns whether the statement may use them (a read-only statement, not
+// for a scrolling cursor).
+bool use_unpack_scans(PlannedStmt *stmt, int cursor_options);
+
+// The bucket table that `plan` reads when it is an unpack scan of _unpack
+// or _unpack_fields, whose column 1 is each measurement's time; otherwise
+// InvalidOid.
+Oid measurement_unpack_source(const Plan *plan);
 
 }  // namespace tscoll::pg

@@ -1,0 +1,697 @@
+// The time merge (SPEC §5; doc/ARCHITECTURE.md, Time merge).
+//
+// A query that orders the view's rows by time gets a Sort over the Nested
+// Loop that unpacks each bucket: it reads and keeps every row before it
+// returns the first. But a bucket's measurements are no earlier than its
+// control.min time (no later than control.max), and they are stored in
+// time order unless they arrived out of order. So once the plan is made,
+// such a Sort becomes this custom node, and the buckets reach the Nested
+// Loop sorted by min_time (max_time for a descending order). The node
+// keeps the rows in runs, each already in the Sort's order (a bucket's
+// rows, split where they go backwards), and returns the first of the runs'
+// heads as soon as no bucket still to come can hold an earlier row: when
+// it precedes the bound of the last bucket read. The rows stream out as
+// the buckets are read, and a LIMIT stops the reading.
+//
+// This file holds no C++ object with a destructor: the executor callbacks
+// call PostgreSQL directly.
+#include "pg/time_merge.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+#include "utils/sortsupport.h"
+#include "utils/typcache.h"
+}
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "pg/nodes.hpp"
+#include "pg/settings.hpp"
+#include "pg/unpack_scan.hpp"
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Execution.
+
+// A row of the Nested Loop, with its sort keys (pointing into the tuple).
+struct MergeRow {
+    MinimalTuple tuple;
+    Datum *keys;
+    bool *nulls;
+};
+
+// Rows in the Sort's order, of buckets with the same bound.
+struct Run {
+    MergeRow **rows;
+    int count;
+    int capacity;
+    int next;  // the run's head
+};
+
+struct TimeMergeState {
+    CustomScanState css;
+    PlanState *loop;
+    int nkeys;
+    AttrNumber *key_columns;  // of the loop's rows; the first is the time
+    SortSupport keys;
+    AttrNumber bound_column;  // each row's bucket's min_time (max_time descending)
+    int64 rows_needed;        // a LIMIT's count and offset above; 0 when unknown
+    Datum *read_keys;         // the keys of the row read last
+    bool *read_nulls;
+    TupleTableSlot *row_slot;
+    MemoryContext rows_context;
+    Run **heap;  // the closed runs, by their heads
+    int heap_size;
+    int heap_capacity;
+    Run *open;       // the run rows are added to
+    Datum frontier;  // the bound of the last bucket read
+    bool started;
+    bool loop_done;
+};
+
+// <0, 0, >0 as a comes before, with, or after b in the Sort's order.
+int compare_rows(TimeMergeState *merge, const MergeRow *a, const MergeRow *b) {
+    for (int k = 0; k < merge->nkeys; k++) {
+        int c =
+            ApplySortComparator(a->keys[k], a->nulls[k], b->keys[k], b->nulls[k], &merge->keys[k]);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+// Whether time a comes before time b in the Sort's order.
+bool time_precedes(TimeMergeState *merge, Datum a, Datum b) {
+    return ApplySortComparator(a, false, b, false, &merge->keys[0]) < 0;
+}
+
+bool head_precedes(TimeMergeState *merge, int a, int b) {
+    const Run *x = merge->heap[a];
+    const Run *y = merge->heap[b];
+    return compare_rows(merge, x->rows[x->next], y->rows[y->next]) < 0;
+}
+
+void swap_runs(TimeMergeState *merge, int a, int b) {
+    Run *run = merge->heap[a];
+    merge->heap[a] = merge->heap[b];
+    merge->heap[b] = run;
+}
+
+void sift_down(TimeMergeState *merge, int i) {
+    for (;;) {
+        int first = i;
+        for (int child : {2 * i + 1, 2 * i + 2})
+            if (child < merge->heap_size && head_precedes(merge, child, first))
+                first = child;
+        if (first == i)
+            return;
+        swap_runs(merge, i, first);
+        i = first;
+    }
+}
+
+void close_open_run(TimeMergeState *merge) {
+    if (merge->open == nullptr)
+        return;
+    if (merge->heap_size == merge->heap_capacity) {
+        merge->heap_capacity *= 2;
+        merge->heap =
+            static_cast<Run **>(repalloc(merge->heap, merge->heap_capacity * sizeof(Run *)));
+    }
+    int i = merge->heap_size++;
+    merge->heap[i] = merge->open;
+    merge->open = nullptr;
+    while (i > 0 && head_precedes(merge, i, (i - 1) / 2)) {
+        swap_runs(merge, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+// A copy of the loop's row, with its keys.
+MergeRow *copy_row(TimeMergeState *merge, TupleTableSlot *slot) {
+    MemoryContext caller = MemoryContextSwitchTo(merge->rows_context);
+    auto *row = static_cast<MergeRow *>(
+        palloc(sizeof(MergeRow) + merge->nkeys * (sizeof(Datum) + sizeof(bool))));
+    row->keys = reinterpret_cast<Datum *>(row + 1);
+    row->nulls = reinterpret_cast<bool *>(row->keys + merge->nkeys);
+    row->tuple = ExecCopySlotMinimalTuple(slot);
+    MemoryContextSwitchTo(caller);
+    HeapTupleData tuple;
+    tuple.t_len = row->tuple->t_len + MINIMAL_TUPLE_OFFSET;
+    tuple.t_data = reinterpret_cast<HeapTupleHeader>(reinterpret_cast<char *>(row->tuple) -
+                                                     MINIMAL_TUPLE_OFFSET);
+    for (int k = 0; k < merge->nkeys; k++)
+        row->keys[k] =
+            heap_getattr(&tuple, merge->key_columns[k], slot->tts_tupleDescriptor, &row->nulls[k]);
+    return row;
+}
+
+void append_row(TimeMergeState *merge, MergeRow *row) {
+    Run *run = merge->open;
+    if (run == nullptr) {
+        run = static_cast<Run *>(MemoryContextAllocZero(merge->rows_context, sizeof(Run)));
+        run->capacity = 64;
+        run->rows = static_cast<MergeRow **>(
+            MemoryContextAlloc(merge->rows_context, run->capacity * sizeof(MergeRow *)));
+        merge->open = run;
+    } else if (run->count == run->capacity) {
+        run->capacity *= 2;
+        run->rows =
+            static_cast<MergeRow **>(repalloc(run->rows, run->capacity * sizeof(MergeRow *)));
+    }
+    run->rows[run->count++] = row;
+}
+
+// Takes in the loop's next row; false when there are no more.
+bool read_row(TimeMergeState *merge) {
+    TupleTableSlot *slot = ExecProcNode(merge->loop);
+    if (TupIsNull(slot))
+        return false;
+    slot_getallattrs(slot);
+    MergeRow row = {nullptr, merge->read_keys, merge->read_nulls};
+    for (int k = 0; k < merge->nkeys; k++) {
+        row.keys[k] = slot->tts_values[merge->key_columns[k] - 1];
+        row.nulls[k] = slot->tts_isnull[merge->key_columns[k] - 1];
+    }
+    Datum bound = slot->tts_values[merge->bound_column - 1];
+    if (slot->tts_isnull[merge->bound_column - 1] || row.nulls[0] ||
+        time_precedes(merge, row.keys[0], bound))
+        ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+                        errmsg("bucket data is corrupt: a measurement's time is outside its "
+                               "bucket's control.min and control.max")));
+    if (merge->started && time_precedes(merge, bound, merge->frontier))
+        elog(ERROR, "tscoll time merge: buckets out of order");
+    Run *open = merge->open;
+    bool follows = open != nullptr && bound == merge->frontier &&
+                   compare_rows(merge, &row, open->rows[open->count - 1]) >= 0;
+    merge->frontier = bound;
+    merge->started = true;
+    // The first rows_needed rows of a run all come before this one.
+    if (follows && merge->rows_needed > 0 && open->count >= merge->rows_needed)
+        return true;
+    if (open != nullptr && !follows)
+        close_open_run(merge);
+    append_row(merge, copy_row(merge, slot));
+    return true;
+}
+
+// Returns the first head of the runs and moves past it. The scan slot is
+// virtual, as ExecInitCustomScan made it and its projection expects: it
+// points into the row's tuple, which the row slot keeps.
+TupleTableSlot *take_first(TimeMergeState *merge) {
+    Run *run = merge->heap[0];
+    MergeRow *row = run->rows[run->next];
+    run->rows[run->next++] = nullptr;
+    TupleTableSlot *scan_slot = merge->css.ss.ss_ScanTupleSlot;
+    ExecClearTuple(scan_slot);
+    ExecStoreMinimalTuple(row->tuple, merge->row_slot, true);
+    pfree(row);
+    slot_getallattrs(merge->row_slot);
+    int width = scan_slot->tts_tupleDescriptor->natts;
+    memcpy(scan_slot->tts_values, merge->row_slot->tts_values, width * sizeof(Datum));
+    memcpy(scan_slot->tts_isnull, merge->row_slot->tts_isnull, width * sizeof(bool));
+    ExecStoreVirtualTuple(scan_slot);
+    if (run->next == run->count) {
+        pfree(run->rows);
+        pfree(run);
+        merge->heap[0] = merge->heap[--merge->heap_size];
+    }
+    sift_down(merge, 0);
+    return scan_slot;
+}
+
+TupleTableSlot *next_row(ScanState *node) {
+    auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    for (;;) {
+        if (merge->heap_size > 0) {
+            const Run *first = merge->heap[0];
+            if (merge->loop_done ||
+                time_precedes(merge, first->rows[first->next]->keys[0], merge->frontier))
+                return take_first(merge);
+        }
+        if (merge->loop_done)
+            return ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+        CHECK_FOR_INTERRUPTS();
+        if (!read_row(merge)) {
+            close_open_run(merge);
+            merge->loop_done = true;
+        }
+    }
+}
+
+bool recheck_row(ScanState *, TupleTableSlot *) {
+    return true;
+}
+
+void reset_runs(TimeMergeState *merge) {
+    ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+    ExecClearTuple(merge->row_slot);
+    MemoryContextReset(merge->rows_context);
+    merge->heap_capacity = 64;
+    merge->heap = static_cast<Run **>(
+        MemoryContextAlloc(merge->rows_context, merge->heap_capacity * sizeof(Run *)));
+    merge->heap_size = 0;
+    merge->open = nullptr;
+    merge->started = false;
+    merge->loop_done = false;
+}
+
+void begin_merge(CustomScanState *node, EState *estate, int eflags) {
+    auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
+    if ((eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0)
+        elog(ERROR, "tscoll time merge: cannot scan backward or restore a position");
+    merge->loop = ExecInitNode(static_cast<Plan *>(linitial(plan->custom_plans)), estate, eflags);
+    node->custom_ps = list_make1(merge->loop);
+    List *columns = static_cast<List *>(linitial(plan->custom_private));
+    List *operators = static_cast<List *>(lsecond(plan->custom_private));
+    List *collations = static_cast<List *>(lthird(plan->custom_private));
+    List *nulls_first = static_cast<List *>(lfourth(plan->custom_private));
+    merge->bound_column = static_cast<AttrNumber>(intVal(list_nth(plan->custom_private, 4)));
+    merge->rows_needed = static_cast<int64>(intVal(list_nth(plan->custom_private, 5)));
+    merge->nkeys = list_length(columns);
+    merge->key_columns = static_cast<AttrNumber *>(palloc(merge->nkeys * sizeof(AttrNumber)));
+    merge->keys = static_cast<SortSupport>(palloc0(merge->nkeys * sizeof(SortSupportData)));
+    merge->read_keys = static_cast<Datum *>(palloc(merge->nkeys * sizeof(Datum)));
+    merge->read_nulls = static_cast<bool *>(palloc(merge->nkeys * sizeof(bool)));
+    for (int k = 0; k < merge->nkeys; k++) {
+        merge->key_columns[k] = static_cast<AttrNumber>(list_nth_int(columns, k));
+        SortSupport key = &merge->keys[k];
+        key->ssup_cxt = CurrentMemoryContext;
+        key->ssup_collation = list_nth_oid(collations, k);
+        key->ssup_nulls_first = list_nth_int(nulls_first, k) != 0;
+        key->ssup_attno = merge->key_columns[k];
+        PrepareSortSupportFromOrderingOp(list_nth_oid(operators, k), key);
+    }
+    merge->row_slot = ExecInitExtraTupleSlot(estate, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+                                             &TTSOpsMinimalTuple);
+    merge->rows_context =
+        AllocSetContextCreate(CurrentMemoryContext, "tscoll time merge", ALLOCSET_DEFAULT_SIZES);
+    reset_runs(merge);
+}
+
+TupleTableSlot *exec_merge(CustomScanState *node) {
+    return ExecScan(&node->ss, next_row, recheck_row);
+}
+
+void rescan_merge(CustomScanState *node) {
+    auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    reset_runs(merge);
+    if (node->ss.ps.chgParam != nullptr)
+        UpdateChangedParamSet(merge->loop, node->ss.ps.chgParam);
+    if (merge->loop->chgParam == nullptr)
+        ExecReScan(merge->loop);
+    ExecScanReScan(&node->ss);
+}
+
+void end_merge(CustomScanState *node) {
+    auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    ExecClearTuple(node->ss.ss_ScanTupleSlot);
+    ExecClearTuple(merge->row_slot);
+    if (node->ss.ps.ps_ResultTupleSlot != nullptr)
+        ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+    MemoryContextDelete(merge->rows_context);
+    ExecEndNode(merge->loop);
+}
+
+void explain_merge(CustomScanState *node, List *ancestors, ExplainState *es) {
+    auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
+    List *context = set_deparse_context_plan(es->deparse_cxt, &plan->scan.plan, ancestors);
+    List *columns = static_cast<List *>(linitial(plan->custom_private));
+    List *operators = static_cast<List *>(lsecond(plan->custom_private));
+    List *keys = NIL;
+    for (int k = 0; k < list_length(columns); k++) {
+        auto *entry = static_cast<TargetEntry *>(
+            list_nth(plan->custom_scan_tlist, list_nth_int(columns, k) - 1));
+        char *text = deparse_expression(reinterpret_cast<Node *>(entry->expr), context,
+                                        list_length(es->rtable) > 1, false);
+        TypeCacheEntry *type =
+            lookup_type_cache(exprType(reinterpret_cast<Node *>(entry->expr)), TYPECACHE_LT_OPR);
+        if (list_nth_oid(operators, k) != type->lt_opr)
+            text = psprintf("%s DESC", text);
+        keys = lappend(keys, text);
+    }
+    ExplainPropertyList("Merge Key", keys, es);
+    if (int rows_needed = intVal(list_nth(plan->custom_private, 5)))
+        ExplainPropertyInteger("Rows Kept Per Run", nullptr, rows_needed, es);
+    auto *last = static_cast<TargetEntry *>(llast(plan->custom_scan_tlist));
+    ExplainPropertyText("Buckets In Order Of",
+                        deparse_expression(reinterpret_cast<Node *>(last->expr), context,
+                                           list_length(es->rtable) > 1, false),
+                        es);
+}
+
+Node *create_merge_state(CustomScan *plan);
+
+const CustomScanMethods kMergeMethods = {"TscollTimeMerge", create_merge_state};
+
+const CustomExecMethods kMergeExecMethods = {
+    "TscollTimeMerge", begin_merge, exec_merge, end_merge, rescan_merge, nullptr,       nullptr,
+    nullptr,           nullptr,     nullptr,    nullptr,   nullptr,      explain_merge,
+};
+
+Node *create_merge_state(CustomScan *plan) {
+    auto *merge = static_cast<TimeMergeState *>(palloc0(sizeof(TimeMergeState)));
+    NodeSetTag(merge, T_CustomScanState);
+    merge->css.methods = &kMergeExecMethods;
+    return reinterpret_cast<Node *>(merge);
+}
+
+// ---------------------------------------------------------------------------
+// Planning: after PostgreSQL has made the plan.
+
+// `node`, an expression over the rows of `plan`, in terms of the range
+// table's columns, for EXPLAIN: references to a child's output are
+// replaced by the child's expressions, down to the scans.
+Node *over_relations(Node *node, Plan *plan) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, Var)) {
+        auto *var = reinterpret_cast<Var *>(node);
+        Plan *child = var->varno == OUTER_VAR   ? outerPlan(plan)
+                      : var->varno == INNER_VAR ? innerPlan(plan)
+                                                : nullptr;
+        List *targetlist = child != nullptr ? child->targetlist : NIL;
+        if (var->varno == INDEX_VAR && IsA(plan, CustomScan))
+            targetlist = reinterpret_cast<CustomScan *>(plan)->custom_scan_tlist;
+        if (var->varattno < 1 || var->varattno > list_length(targetlist))
+            return reinterpret_cast<Node *>(tscoll::pg::copy_node(var));
+        Node *expr = reinterpret_cast<Node *>(
+            list_nth_node(TargetEntry, targetlist, var->varattno - 1)->expr);
+        return child != nullptr ? over_relations(expr, child)
+                                : reinterpret_cast<Node *>(copyObjectImpl(expr));
+    }
+    return expression_tree_mutator(node, tscoll::pg::mutator(over_relations), plan);
+}
+
+// Whether the loop's output column `column` is the unpack scan's time.
+bool is_unpacked_time(NestLoop *loop, AttrNumber column) {
+    List *targetlist = loop->join.plan.targetlist;
+    if (column < 1 || column > list_length(targetlist))
+        return false;
+    Expr *expr = list_nth_node(TargetEntry, targetlist, column - 1)->expr;
+    if (!IsA(expr, Var) || reinterpret_cast<Var *>(expr)->varno != INNER_VAR)
+        return false;
+    List *inner = innerPlan(loop)->targetlist;
+    AttrNumber attno = reinterpret_cast<Var *>(expr)->varattno;
+    if (attno < 1 || attno > list_length(inner))
+        return false;
+    Expr *scanned = list_nth_node(TargetEntry, inner, attno - 1)->expr;
+    return IsA(scanned, Var) && reinterpret_cast<Var *>(scanned)->varno == INDEX_VAR &&
+           reinterpret_cast<Var *>(scanned)->varattno == 1;
+}
+
+bool is_table_scan(const Plan *plan) {
+    switch (nodeTag(plan)) {
+        case T_SeqScan:
+        case T_SampleScan:
+        case T_IndexScan:
+        case T_BitmapHeapScan:
+        case T_TidScan:
+        case T_TidRangeScan:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// The position in the scan's output of the bucket table's column `name`,
+// added to its output if needed; 0 when the scan does not read the table.
+AttrNumber scan_column(Plan *scan, Oid relid, const char *name, List *rtable) {
+    if (!is_table_scan(scan))
+        return 0;
+    Index scanrelid = reinterpret_cast<Scan *>(scan)->scanrelid;
+    if (rt_fetch(scanrelid, rtable)->relid != relid)
+        return 0;
+    AttrNumber attno = get_attnum(relid, name);
+    if (attno == InvalidAttrNumber)
+        return 0;
+    ListCell *lc;
+    foreach (lc, scan->targetlist) {
+        auto *entry = lfirst_node(TargetEntry, lc);
+        auto *var = reinterpret_cast<Var *>(entry->expr);
+        if (IsA(var, Var) && var->varno == static_cast<int>(scanrelid) && var->varattno == attno)
+            return entry->resno;
+    }
+    Var *column = makeVar(scanrelid, attno, TIMESTAMPTZOID, -1, InvalidOid, 0);
+    AttrNumber resno = static_cast<AttrNumber>(list_length(scan->targetlist) + 1);
+    scan->targetlist = lappend(scan->targetlist, makeTargetEntry(reinterpret_cast<Expr *>(column),
+                                                                 resno, pstrdup(name), false));
+    return resno;
+}
+
+// A target list of Vars `varno` for each column of `plan`.
+List *passed_on(Plan *plan, int varno) {
+    List *result = NIL;
+    ListCell *lc;
+    foreach (lc, plan->targetlist) {
+        auto *entry = lfirst_node(TargetEntry, lc);
+        Var *var = makeVarFromTargetEntry(varno, entry);
+        result = lappend(result, makeTargetEntry(reinterpret_cast<Expr *>(var), entry->resno,
+                                                 entry->resname, entry->resjunk));
+    }
+    return result;
+}
+
+// `outer`'s rows sorted by its column `column` with `op`.
+Plan *sorted_by(Plan *outer, AttrNumber column, Oid op, int plan_node_id) {
+    Sort *sort = makeNode(Sort);
+    Plan *plan = &sort->plan;
+    plan->startup_cost = outer->total_cost;
+    plan->total_cost = outer->total_cost;
+    plan->plan_rows = outer->plan_rows;
+    plan->plan_width = outer->plan_width;
+    plan->parallel_safe = outer->parallel_safe;
+    plan->plan_node_id = plan_node_id;
+    plan->targetlist = passed_on(outer, OUTER_VAR);
+    plan->extParam = bms_copy(outer->extParam);
+    plan->allParam = bms_copy(outer->allParam);
+    plan->lefttree = outer;
+    sort->numCols = 1;
+    sort->sortColIdx = static_cast<AttrNumber *>(palloc(sizeof(AttrNumber)));
+    sort->sortColIdx[0] = column;
+    sort->sortOperators = static_cast<Oid *>(palloc(sizeof(Oid)));
+    sort->sortOperators[0] = op;
+    sort->collations = static_cast<Oid *>(palloc(sizeof(Oid)));
+    sort->collations[0] = InvalidOid;
+    sort->nullsFirst = static_cast<bool *>(palloc(sizeof(bool)));
+    sort->nullsFirst[0] = op != lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_LT_OPR)->lt_opr;
+    return plan;
+}
+
+bool has_exec_param(Node *node, void *context) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Param) && castNode(Param, node)->paramkind == PARAM_EXEC)
+        return true;
+    return expression_tree_walker(node, tscoll::pg::walker(has_exec_param), context);
+}
+
+struct Rewrite {
+    List *rtable;
+    int next_plan_node_id;
+};
+
+// The time merge for `sort`, or nullptr when its input is not a Nested
+// Loop over buckets and their unpack scan, with time as the first key.
+// `rows_needed` is how many rows a LIMIT above reads at most (0: unknown).
+Plan *time_merge(Sort *sort, int rows_needed, Rewrite *rewrite) {
+    auto *loop = reinterpret_cast<NestLoop *>(outerPlan(&sort->plan));
+    if (loop == nullptr || !IsA(loop, NestLoop) || loop->join.jointype != JOIN_INNER ||
+        sort->numCols < 1 || !is_unpacked_time(loop, sort->sortColIdx[0]))
+        return nullptr;
+    Oid buckets = tscoll::pg::measurement_unpack_source(innerPlan(loop));
+    TypeCacheEntry *times = lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+    bool ascending = sort->sortOperators[0] == times->lt_opr;
+    if (!OidIsValid(buckets) || (!ascending && sort->sortOperators[0] != times->gt_opr))
+        return nullptr;
+    // Sorting a parallel scan's buckets has the first participant take
+    // them all before the others start: the merge then reads alone, which
+    // pays only when a LIMIT stops it early. Not when the buckets are
+    // already bounded by a run-time value (first points, read_plan.cpp,
+    // bound them to what the LIMIT needs): a parallel Sort of those is
+    // faster.
+    Plan *outer = outerPlan(loop);
+    if (outer->parallel_aware &&
+        (rows_needed == 0 || has_exec_param(reinterpret_cast<Node *>(outer->qual), nullptr)))
+        return nullptr;
+    AttrNumber bound =
+        scan_column(outer, buckets, ascending ? "min_time" : "max_time", rewrite->rtable);
+    if (bound == 0)
+        return nullptr;
+
+    outerPlan(loop) = sorted_by(outer, bound, sort->sortOperators[0], rewrite->next_plan_node_id++);
+    List *&loop_targets = loop->join.plan.targetlist;
+    Var *bound_var = makeVar(OUTER_VAR, bound, TIMESTAMPTZOID, -1, InvalidOid, 0);
+    loop_targets = lappend(loop_targets, makeTargetEntry(reinterpret_cast<Expr *>(bound_var),
+                                                         list_length(loop_targets) + 1,
+                                                         pstrdup("bucket_bound"), true));
+
+    CustomScan *merge = makeNode(CustomScan);
+    merge->scan.plan = sort->plan;  // costs, parameters, parallel safety
+    merge->scan.plan.type = T_CustomScan;
+    merge->scan.plan.lefttree = nullptr;
+    merge->scan.plan.targetlist = passed_on(&sort->plan, INDEX_VAR);
+    merge->scan.scanrelid = 0;
+    merge->custom_plans = list_make1(loop);
+    merge->custom_scan_tlist = NIL;
+    ListCell *lc;
+    foreach (lc, loop_targets) {
+        auto *entry = tscoll::pg::copy_node(lfirst_node(TargetEntry, lc));
+        entry->expr = reinterpret_cast<Expr *>(
+            over_relations(reinterpret_cast<Node *>(entry->expr), &loop->join.plan));
+        merge->custom_scan_tlist = lappend(merge->custom_scan_tlist, entry);
+    }
+    List *columns = NIL, *operators = NIL, *collations = NIL, *nulls_first = NIL;
+    for (int k = 0; k < sort->numCols; k++) {
+        columns = lappend_int(columns, sort->sortColIdx[k]);
+        operators = lappend_oid(operators, sort->sortOperators[k]);
+        collations = lappend_oid(collations, sort->collations[k]);
+        nulls_first = lappend_int(nulls_first, sort->nullsFirst[k] ? 1 : 0);
+    }
+    merge->custom_private = list_make5(columns, operators, collations, nulls_first,
+                                       makeInteger(list_length(loop_targets)));
+    merge->custom_private = lappend(merge->custom_private, makeInteger(rows_needed));
+    merge->methods = &kMergeMethods;
+    return &merge->scan.plan;
+}
+
+// What a node's parent needs of it.
+struct Parent {
+    bool marks;       // a Merge Join's inner side: a position marked and restored
+    int rows_needed;  // at most this many rows, for a LIMIT; 0 when unknown
+};
+
+// The rows a LIMIT with constant count and offset reads; 0 when unknown.
+int limit_rows(const Limit *limit) {
+    auto constant = [](Node *node, int64 *value) {
+        if (node == nullptr)
+            return true;
+        if (!IsA(node, Const) || castNode(Const, node)->consttype != INT8OID)
+            return false;
+        *value = castNode(Const, node)->constisnull
+                     ? 0
+                     : DatumGetInt64(castNode(Const, node)->constvalue);
+        return true;
+    };
+    int64 count = 0, offset = 0;
+    if (limit->limitOption != LIMIT_OPTION_COUNT || limit->limitCount == nullptr ||
+        !constant(limit->limitCount, &count) || !constant(limit->limitOffset, &offset) ||
+        count <= 0 || offset < 0 || count > INT_MAX - offset)
+        return 0;
+    return static_cast<int>(count + offset);
+}
+
+Plan *replace_sorts(Plan *plan, Parent parent, Rewrite *rewrite);
+
+void replace_in_list(List *plans, Rewrite *rewrite) {
+    ListCell *lc;
+    foreach (lc, plans)
+        lfirst(lc) = replace_sorts(static_cast<Plan *>(lfirst(lc)), {false, 0}, rewrite);
+}
+
+// `plan` with its Sorts of unpacked measurements by time replaced.
+Plan *replace_sorts(Plan *plan, Parent parent, Rewrite *rewrite) {
+    if (plan == nullptr)
+        return nullptr;
+    Parent outer = {false, 0};
+    if (IsA(plan, Limit))
+        outer.rows_needed = limit_rows(reinterpret_cast<Limit *>(plan));
+    else if (IsA(plan, GatherMerge))  // each worker's first rows, then the leader's merge
+        outer.rows_needed = parent.rows_needed;
+    plan->lefttree = replace_sorts(plan->lefttree, outer, rewrite);
+    plan->righttree = replace_sorts(plan->righttree, {IsA(plan, MergeJoin), 0}, rewrite);
+    switch (nodeTag(plan)) {
+        case T_Append:
+            replace_in_list(reinterpret_cast<Append *>(plan)->appendplans, rewrite);
+            break;
+        case T_MergeAppend:
+            replace_in_list(reinterpret_cast<MergeAppend *>(plan)->mergeplans, rewrite);
+            break;
+        case T_SubqueryScan: {
+            auto *subquery = reinterpret_cast<SubqueryScan *>(plan);
+            subquery->subplan = replace_sorts(subquery->subplan, {false, 0}, rewrite);
+            break;
+        }
+        case T_CustomScan:
+            replace_in_list(reinterpret_cast<CustomScan *>(plan)->custom_plans, rewrite);
+            break;
+        case T_Sort: {
+            Plan *merge = parent.marks ? nullptr
+                                       : time_merge(reinterpret_cast<Sort *>(plan),
+                                                    parent.rows_needed, rewrite);
+            return merge != nullptr ? merge : plan;
+        }
+        default:
+            break;
+    }
+    return plan;
+}
+
+bool highest_plan_node_id(Plan *plan, int *highest);
+
+bool highest_in_list(List *plans, int *highest) {
+    ListCell *lc;
+    foreach (lc, plans)
+        highest_plan_node_id(static_cast<Plan *>(lfirst(lc)), highest);
+    return false;
+}
+
+bool highest_plan_node_id(Plan *plan, int *highest) {
+    if (plan == nullptr)
+        return false;
+    *highest = std::max(*highest, plan->plan_node_id);
+    highest_plan_node_id(plan->lefttree, highest);
+    highest_plan_node_id(plan->righttree, highest);
+    switch (nodeTag(plan)) {
+        case T_Append:
+            return highest_in_list(reinterpret_cast<Append *>(plan)->appendplans, highest);
+        case T_MergeAppend:
+            return highest_in_list(reinterpret_cast<MergeAppend *>(plan)->mergeplans, highest);
+        case T_BitmapAnd:
+            return highest_in_list(reinterpret_cast<BitmapAnd *>(plan)->bitmapplans, highest);
+        case T_BitmapOr:
+            return highest_in_list(reinterpret_cast<BitmapOr *>(plan)->bitmapplans, highest);
+        case T_SubqueryScan:
+            return highest_plan_node_id(reinterpret_cast<SubqueryScan *>(plan)->subplan, highest);
+        case T_CustomScan:
+            return highest_in_list(reinterpret_cast<CustomScan *>(plan)->custom_plans, highest);
+        default:
+            return false;
+    }
+}
+
+}  // namespace
+
+namespace tscoll::pg {
+
+void register_time_merge() {
+    RegisterCustomScanMethods(&kMergeMethods);
+}
+
+void use_time_merges(PlannedStmt *stmt) {
+    // New Sorts need plan node ids of their own: parallel workers find
+    // their nodes' shared state by it.
+    int highest = 0;
+    highest_plan_node_id(stmt->planTree, &highest);
+    highest_in_list(stmt->subplans, &highest);
+    Rewrite rewrite = {stmt->rtable, highest + 1};
+    stmt->planTree = replace_sorts(stmt->planTree, {false, 0}, &rewrite);
+    replace_in_list(stmt->subplans, &rewrite);
+}
+
+}  // namespace tscoll::pg

@@ -1,0 +1,94 @@
+-- The time merge (SPEC §5): a query ordering the view's rows by time reads
+-- the buckets in min_time (max_time) order and merges their rows, rather
+-- than sorting them all. The same rows in the same order as from a plain
+-- table, with measurements out of order within buckets and across them.
+\i test/setup.psql
+SET TimeZone = 'UTC';
+SELECT setseed(0.7);
+SELECT tscoll.create_collection('tm', 't', 'm', bucket_max_span_seconds => 600,
+                                bucket_rounding_seconds => 600);
+-- 4,000 measurements over 12 hours on 10-second ticks (series share times),
+-- in 5 series (one without meta); one in ten arrives 2 minutes late (out of
+-- order within its bucket), one in twenty 30 minutes late (a bucket of its
+-- own). i numbers them, so that (t, i) orders them exactly.
+SET tscoll.bucket_max_count = 25;
+INSERT INTO tm (t, m, doc)
+SELECT t, m, doc FROM (
+SELECT '2024-05-01'::timestamptz + ((random() * 4320)::int * 10) * interval '1 second' AS t,
+       CASE WHEN i % 5 = 4 THEN NULL ELSE jsonb_build_object('s', i % 5) END AS m,
+       jsonb_build_object('i', i, 'v', round((random() * 100)::numeric, 1)) AS doc
+  FROM generate_series(1, 4000) i) AS measurements
+ ORDER BY t + CASE WHEN random() < 0.1 THEN interval '2 minutes'
+                   WHEN random() < 0.05 THEN interval '30 minutes' ELSE interval '0' END;
+RESET tscoll.bucket_max_count;
+SELECT count(*) AS buckets FROM "system.buckets.tm";
+ANALYZE "system.buckets.tm";
+SET tscoll.enable_bucket_pruning = off;
+CREATE TABLE tm_plain AS SELECT t, m, doc FROM tm;
+RESET tscoll.enable_bucket_pruning;
+
+-- The rows of `query` on `rel`, in the order returned: count and hash.
+CREATE FUNCTION in_order(rel text, query text) RETURNS text LANGUAGE plpgsql AS
+$$
+DECLARE
+    r record;
+    n bigint := 0;
+    hash text := '';
+BEGIN
+    FOR r IN EXECUTE format(query, rel) LOOP
+        n := n + 1;
+        hash := md5(hash || r::text);
+    END LOOP;
+    RETURN n || '/' || hash;
+END
+$$;
+CREATE FUNCTION same_order(query text) RETURNS boolean LANGUAGE sql AS
+$$ SELECT in_order('tm', query) = in_order('tm_plain', query) $$;
+
+-- What EXPLAIN shows; off, the Sort.
+EXPLAIN (COSTS OFF) SELECT t, m->>'s' AS s FROM tm
+ WHERE t >= '2024-05-01 03:00' AND t < '2024-05-01 04:00' ORDER BY t, s;
+EXPLAIN (COSTS OFF) SELECT t FROM tm ORDER BY t DESC LIMIT 3 OFFSET 2;
+SET tscoll.enable_time_merge = off;
+EXPLAIN (COSTS OFF) SELECT t, m->>'s' AS s FROM tm
+ WHERE t >= '2024-05-01 03:00' AND t < '2024-05-01 04:00' ORDER BY t, s;
+RESET tscoll.enable_time_merge;
+
+-- Whole documents, fields, meta, both directions, LIMIT and OFFSET.
+SELECT q, same_order(q) AS same
+  FROM (VALUES ($$SELECT t, m, doc FROM %s ORDER BY t, (doc->>'i')::int$$),
+               ($$SELECT t, m, doc FROM %s ORDER BY t DESC, (doc->>'i')::int DESC$$),
+               ($$SELECT t FROM %s ORDER BY t$$),
+               ($$SELECT t FROM %s ORDER BY t DESC$$),
+               ($$SELECT t, m->>'s' AS s, (doc->>'i')::int AS i FROM %s
+                  WHERE t >= '2024-05-01 03:00' AND t < '2024-05-01 09:00'
+                  ORDER BY t, s NULLS FIRST, i$$),
+               ($$SELECT t, (doc->>'v')::float8 AS v, (doc->>'i')::int AS i FROM %s
+                  WHERE (doc->>'v')::float8 > 90 ORDER BY t DESC, i LIMIT 40$$),
+               ($$SELECT t, (doc->>'i')::int AS i FROM %s ORDER BY t, i LIMIT 7 OFFSET 30$$),
+               ($$SELECT t, doc FROM %s WHERE m->>'s' = '2' ORDER BY t DESC, doc->>'i' LIMIT 5$$),
+               ($$SELECT t, doc FROM %s WHERE m IS NULL ORDER BY t, doc->>'i' LIMIT 50$$))
+       AS queries(q);
+
+-- Random windows, directions and limits.
+SELECT count(*) AS tried, count(*) FILTER (WHERE NOT same_order(q)) AS differ
+  FROM (SELECT format($$SELECT t, m, (doc->>'i')::int AS i FROM %%s
+                        WHERE t >= %L AND t < %L ORDER BY t %s, i %s %s$$,
+                      lo, lo + (random() * 240)::int * interval '1 minute', dir, dir,
+                      CASE WHEN random() < 0.5 THEN 'LIMIT ' || (1 + (random() * 30)::int)
+                           ELSE '' END) AS q
+          FROM (SELECT '2024-05-01'::timestamptz + (random() * 720)::int * interval '1 minute' AS lo,
+                       CASE WHEN random() < 0.5 THEN 'ASC' ELSE 'DESC' END AS dir
+                  FROM generate_series(1, 60)) AS draws) AS queries;
+
+-- Rescanned under a loop: the merge starts again for each outer row.
+SELECT same_order($$SELECT g, x.t, x.i FROM generate_series(0, 5) g,
+                    LATERAL (SELECT t, (doc->>'i')::int AS i FROM %s
+                              WHERE t >= '2024-05-01'::timestamptz + g * interval '2 hours'
+                              ORDER BY t, i LIMIT 4) x ORDER BY g$$) AS rescanned;
+
+-- In a parallel worker.
+SET force_parallel_mode = on;
+SELECT same_order($$SELECT t, (doc->>'i')::int AS i FROM %s ORDER BY t DESC, i LIMIT 100$$)
+       AS in_worker;
+RESET force_parallel_mode;
