@@ -20,6 +20,9 @@
 extern "C" {
 #include "postgres.h"
 #include "access/htup_details.h"
+#include "access/parallel.h"
+#include "access/stratnum.h"
+#include "port/atomics.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "lib/stringinfo.h"
@@ -372,6 +375,123 @@ Node *create_merge_state(CustomScan *plan) {
 }
 
 // ---------------------------------------------------------------------------
+// The bucket claim, below the merge of a parallel plan: every participant
+// reads all the buckets in the same order, and returns those it claims
+// from a counter they share, one at a time. Each participant's buckets
+// stay in bound order, and none takes them all before the others start.
+
+struct ClaimShared {
+    pg_atomic_uint64 next;  // the position of the next bucket to claim
+};
+
+struct ClaimState {
+    CustomScanState css;
+    PlanState *buckets;
+    ClaimShared *shared;  // nullptr outside a parallel query: all are ours
+    uint64 position;      // of the next bucket read
+    uint64 claimed;       // the position claimed, when has_claim
+    bool has_claim;
+};
+
+void begin_claim(CustomScanState *node, EState *estate, int eflags) {
+    auto *claim = reinterpret_cast<ClaimState *>(node);
+    auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
+    claim->buckets =
+        ExecInitNode(static_cast<Plan *>(linitial(plan->custom_plans)), estate, eflags);
+    node->custom_ps = list_make1(claim->buckets);
+}
+
+TupleTableSlot *exec_claim(CustomScanState *node) {
+    auto *claim = reinterpret_cast<ClaimState *>(node);
+    TupleTableSlot *result = node->ss.ss_ScanTupleSlot;
+    ExecClearTuple(result);
+    for (;;) {
+        if (!claim->has_claim) {
+            claim->claimed = claim->shared != nullptr
+                                 ? pg_atomic_fetch_add_u64(&claim->shared->next, 1)
+                                 : claim->position;
+            claim->has_claim = true;
+        }
+        TupleTableSlot *bucket = ExecProcNode(claim->buckets);
+        if (TupIsNull(bucket))
+            return result;
+        if (claim->position++ != claim->claimed)
+            continue;
+        claim->has_claim = false;
+        // The scan slot is virtual, as the Nested Loop above expects.
+        slot_getallattrs(bucket);
+        int width = result->tts_tupleDescriptor->natts;
+        memcpy(result->tts_values, bucket->tts_values, width * sizeof(Datum));
+        memcpy(result->tts_isnull, bucket->tts_isnull, width * sizeof(bool));
+        return ExecStoreVirtualTuple(result);
+    }
+}
+
+void rescan_claim(CustomScanState *node) {
+    auto *claim = reinterpret_cast<ClaimState *>(node);
+    claim->position = 0;
+    claim->has_claim = false;
+    if (node->ss.ps.chgParam != nullptr)
+        UpdateChangedParamSet(claim->buckets, node->ss.ps.chgParam);
+    if (claim->buckets->chgParam == nullptr)
+        ExecReScan(claim->buckets);
+}
+
+void end_claim(CustomScanState *node) {
+    ExecClearTuple(node->ss.ss_ScanTupleSlot);
+    ExecEndNode(reinterpret_cast<ClaimState *>(node)->buckets);
+}
+
+Size estimate_claim(CustomScanState *, ParallelContext *) {
+    return sizeof(ClaimShared);
+}
+
+void initialize_claim(CustomScanState *node, ParallelContext *, void *coordinate) {
+    auto *shared = static_cast<ClaimShared *>(coordinate);
+    pg_atomic_init_u64(&shared->next, 0);
+    reinterpret_cast<ClaimState *>(node)->shared = shared;
+}
+
+void reinitialize_claim(CustomScanState *node, ParallelContext *, void *coordinate) {
+    pg_atomic_write_u64(&static_cast<ClaimShared *>(coordinate)->next, 0);
+}
+
+void initialize_claim_worker(CustomScanState *node, shm_toc *, void *coordinate) {
+    reinterpret_cast<ClaimState *>(node)->shared = static_cast<ClaimShared *>(coordinate);
+}
+
+void explain_claim(CustomScanState *, List *, ExplainState *es) {
+    ExplainPropertyText("Buckets Claimed", "one at a time by each participant, in bound order", es);
+}
+
+Node *create_claim_state(CustomScan *plan);
+
+const CustomScanMethods kClaimMethods = {"TscollBucketClaim", create_claim_state};
+
+const CustomExecMethods kClaimExecMethods = {
+    "TscollBucketClaim",
+    begin_claim,
+    exec_claim,
+    end_claim,
+    rescan_claim,
+    nullptr,
+    nullptr,
+    estimate_claim,
+    initialize_claim,
+    reinitialize_claim,
+    initialize_claim_worker,
+    nullptr,
+    explain_claim,
+};
+
+Node *create_claim_state(CustomScan *plan) {
+    auto *claim = static_cast<ClaimState *>(palloc0(sizeof(ClaimState)));
+    NodeSetTag(claim, T_CustomScanState);
+    claim->css.methods = &kClaimExecMethods;
+    return reinterpret_cast<Node *>(claim);
+}
+
+// ---------------------------------------------------------------------------
 // Planning: after PostgreSQL has made the plan.
 
 // `node`, an expression over the rows of `plan`, in terms of the range
@@ -447,7 +567,10 @@ AttrNumber scan_column(Plan *scan, Oid relid, const char *name, List *rtable) {
         if (IsA(var, Var) && var->varno == static_cast<int>(scanrelid) && var->varattno == attno)
             return entry->resno;
     }
-    Var *column = makeVar(scanrelid, attno, TIMESTAMPTZOID, -1, InvalidOid, 0);
+    Oid type = InvalidOid, collation = InvalidOid;
+    int32 typmod = -1;
+    get_atttypetypmodcoll(relid, attno, &type, &typmod, &collation);
+    Var *column = makeVar(scanrelid, attno, type, typmod, collation, 0);
     AttrNumber resno = static_cast<AttrNumber>(list_length(scan->targetlist) + 1);
     scan->targetlist = lappend(scan->targetlist, makeTargetEntry(reinterpret_cast<Expr *>(column),
                                                                  resno, pstrdup(name), false));
@@ -467,8 +590,9 @@ List *passed_on(Plan *plan, int varno) {
     return result;
 }
 
-// `outer`'s rows sorted by its column `column` with `op`.
-Plan *sorted_by(Plan *outer, AttrNumber column, Oid op, int plan_node_id) {
+// `outer`'s rows sorted by its columns `columns` with `operators`.
+Plan *sorted_by(Plan *outer, std::initializer_list<AttrNumber> columns,
+                std::initializer_list<Oid> operators, int plan_node_id) {
     Sort *sort = makeNode(Sort);
     Plan *plan = &sort->plan;
     plan->startup_cost = outer->total_cost;
@@ -481,24 +605,46 @@ Plan *sorted_by(Plan *outer, AttrNumber column, Oid op, int plan_node_id) {
     plan->extParam = bms_copy(outer->extParam);
     plan->allParam = bms_copy(outer->allParam);
     plan->lefttree = outer;
-    sort->numCols = 1;
-    sort->sortColIdx = static_cast<AttrNumber *>(palloc(sizeof(AttrNumber)));
-    sort->sortColIdx[0] = column;
-    sort->sortOperators = static_cast<Oid *>(palloc(sizeof(Oid)));
-    sort->sortOperators[0] = op;
-    sort->collations = static_cast<Oid *>(palloc(sizeof(Oid)));
-    sort->collations[0] = InvalidOid;
-    sort->nullsFirst = static_cast<bool *>(palloc(sizeof(bool)));
-    sort->nullsFirst[0] = op != lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_LT_OPR)->lt_opr;
+    sort->numCols = static_cast<int>(columns.size());
+    sort->sortColIdx = static_cast<AttrNumber *>(palloc(sort->numCols * sizeof(AttrNumber)));
+    sort->sortOperators = static_cast<Oid *>(palloc(sort->numCols * sizeof(Oid)));
+    sort->collations = static_cast<Oid *>(palloc0(sort->numCols * sizeof(Oid)));
+    sort->nullsFirst = static_cast<bool *>(palloc0(sort->numCols * sizeof(bool)));
+    std::copy(columns.begin(), columns.end(), sort->sortColIdx);
+    std::copy(operators.begin(), operators.end(), sort->sortOperators);
+    for (int k = 0; k < sort->numCols; k++) {
+        Oid family = InvalidOid, type = InvalidOid;
+        int16 strategy = 0;
+        get_ordering_op_properties(sort->sortOperators[k], &family, &type, &strategy);
+        sort->nullsFirst[k] = strategy == BTGreaterStrategyNumber;  // DESC's default
+    }
     return plan;
 }
 
-bool has_exec_param(Node *node, void *context) {
-    if (node == nullptr)
-        return false;
-    if (IsA(node, Param) && castNode(Param, node)->paramkind == PARAM_EXEC)
-        return true;
-    return expression_tree_walker(node, tscoll::pg::walker(has_exec_param), context);
+// The claim of `sorted`'s buckets, over it.
+Plan *claimed(Plan *sorted, int plan_node_id) {
+    CustomScan *claim = makeNode(CustomScan);
+    Plan *plan = &claim->scan.plan;
+    plan->startup_cost = sorted->startup_cost;
+    plan->total_cost = sorted->total_cost;
+    plan->plan_rows = sorted->plan_rows;
+    plan->plan_width = sorted->plan_width;
+    plan->parallel_aware = true;
+    plan->parallel_safe = true;
+    plan->plan_node_id = plan_node_id;
+    plan->targetlist = passed_on(sorted, INDEX_VAR);
+    plan->extParam = bms_copy(sorted->extParam);
+    plan->allParam = bms_copy(sorted->allParam);
+    ListCell *lc;
+    foreach (lc, sorted->targetlist) {
+        auto *entry = tscoll::pg::copy_node(lfirst_node(TargetEntry, lc));
+        entry->expr =
+            reinterpret_cast<Expr *>(over_relations(reinterpret_cast<Node *>(entry->expr), sorted));
+        claim->custom_scan_tlist = lappend(claim->custom_scan_tlist, entry);
+    }
+    claim->custom_plans = list_make1(sorted);
+    claim->methods = &kClaimMethods;
+    return plan;
 }
 
 struct Rewrite {
@@ -519,22 +665,34 @@ Plan *time_merge(Sort *sort, int rows_needed, Rewrite *rewrite) {
     bool ascending = sort->sortOperators[0] == times->lt_opr;
     if (!OidIsValid(buckets) || (!ascending && sort->sortOperators[0] != times->gt_opr))
         return nullptr;
-    // Sorting a parallel scan's buckets has the first participant take
-    // them all before the others start: the merge then reads alone, which
-    // pays only when a LIMIT stops it early. Not when the buckets are
-    // already bounded by a run-time value (first points, read_plan.cpp,
-    // bound them to what the LIMIT needs): a parallel Sort of those is
-    // faster.
+    // A parallel Sort of all the rows costs less than merging them: the
+    // merge's per-row copy and comparisons are what the Sort's are, and it
+    // adds its own. The merge pays when a LIMIT stops it early.
     Plan *outer = outerPlan(loop);
-    if (outer->parallel_aware &&
-        (rows_needed == 0 || has_exec_param(reinterpret_cast<Node *>(outer->qual), nullptr)))
+    if (outer->parallel_aware && rows_needed == 0)
         return nullptr;
     AttrNumber bound =
         scan_column(outer, buckets, ascending ? "min_time" : "max_time", rewrite->rtable);
     if (bound == 0)
         return nullptr;
-
-    outerPlan(loop) = sorted_by(outer, bound, sort->sortOperators[0], rewrite->next_plan_node_id++);
+    if (!outer->parallel_aware) {
+        outerPlan(loop) =
+            sorted_by(outer, {bound}, {sort->sortOperators[0]}, rewrite->next_plan_node_id++);
+    } else {
+        // Sorting a parallel scan's share of the buckets would have the
+        // first participant take them all before the others start. Each
+        // scans them all instead, in the same order (bound, then _id), and
+        // claims them in turn.
+        AttrNumber id = scan_column(outer, buckets, "_id", rewrite->rtable);
+        Oid id_type = exprType(
+            reinterpret_cast<Node *>(list_nth_node(TargetEntry, outer->targetlist, id - 1)->expr));
+        outer->parallel_aware = false;
+        Plan *sorted = sorted_by(
+            outer, {bound, id},
+            {sort->sortOperators[0], lookup_type_cache(id_type, TYPECACHE_LT_OPR)->lt_opr},
+            rewrite->next_plan_node_id++);
+        outerPlan(loop) = claimed(sorted, rewrite->next_plan_node_id++);
+    }
     List *&loop_targets = loop->join.plan.targetlist;
     Var *bound_var = makeVar(OUTER_VAR, bound, TIMESTAMPTZOID, -1, InvalidOid, 0);
     loop_targets = lappend(loop_targets, makeTargetEntry(reinterpret_cast<Expr *>(bound_var),
@@ -681,6 +839,7 @@ namespace tscoll::pg {
 
 void register_time_merge() {
     RegisterCustomScanMethods(&kMergeMethods);
+    RegisterCustomScanMethods(&kClaimMethods);
 }
 
 void use_time_merges(PlannedStmt *stmt) {

@@ -92,3 +92,36 @@ SET force_parallel_mode = on;
 SELECT same_order($$SELECT t, (doc->>'i')::int AS i FROM %s ORDER BY t DESC, i LIMIT 100$$)
        AS in_worker;
 RESET force_parallel_mode;
+
+-- Over a parallel bucket scan with a LIMIT, every participant reads all the
+-- buckets in the same order (bound, then _id) and claims them in turn: a
+-- LIMIT over all the rows shows each bucket read once, by one of them.
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT t, (doc->>'i')::int AS i FROM tm ORDER BY t, i LIMIT 5000;
+CREATE TEMP TABLE merged AS
+SELECT row_number() OVER () AS n, x.*
+  FROM (SELECT t, (doc->>'i')::int AS i FROM tm ORDER BY t, i LIMIT 5000) x;
+CREATE TEMP TABLE merged_desc AS
+SELECT row_number() OVER () AS n, x.*
+  FROM (SELECT t, m, doc FROM tm WHERE t >= '2024-05-01 02:00'
+         ORDER BY t DESC, (doc->>'i')::int LIMIT 300 OFFSET 20) x;
+RESET max_parallel_workers_per_gather;
+RESET min_parallel_table_scan_size;
+RESET parallel_tuple_cost;
+RESET parallel_setup_cost;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE x IS DISTINCT FROM y) AS differ
+  FROM merged x
+  FULL JOIN (SELECT row_number() OVER () AS n, p.*
+               FROM (SELECT t, (doc->>'i')::int AS i FROM tm_plain ORDER BY t, i) p) y
+       USING (n);
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE x IS DISTINCT FROM y) AS differ
+  FROM merged_desc x
+  FULL JOIN (SELECT row_number() OVER () AS n, p.*
+               FROM (SELECT t, m, doc FROM tm_plain WHERE t >= '2024-05-01 02:00'
+                      ORDER BY t DESC, (doc->>'i')::int LIMIT 300 OFFSET 20) p) y
+       USING (n);
