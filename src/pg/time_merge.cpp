@@ -35,6 +35,7 @@ extern "C" {
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 #include "utils/sortsupport.h"
+#include "utils/tuplesort.h"
 #include "utils/typcache.h"
 }
 
@@ -84,6 +85,12 @@ struct TimeMergeState {
     Datum frontier;  // the bound of the last bucket read
     bool started;
     bool loop_done;
+    Size kept_bytes;           // of the rows in runs
+    Tuplesortstate *overflow;  // past work_mem: the rest of the rows, sorted
+    bool overflowed;           // in any scan, for EXPLAIN ANALYZE
+    Oid *operators;            // the Sort's, for the tuplesort
+    Oid *collations;
+    bool *nulls_first;
 };
 
 // <0, 0, >0 as a comes before, with, or after b in the Sort's order.
@@ -208,37 +215,93 @@ bool read_row(TimeMergeState *merge) {
         return true;
     if (open != nullptr && !follows)
         close_open_run(merge);
-    append_row(merge, copy_row(merge, slot));
+    MergeRow *kept = copy_row(merge, slot);
+    merge->kept_bytes += GetMemoryChunkSpace(kept->tuple) + GetMemoryChunkSpace(kept);
+    append_row(merge, kept);
     return true;
 }
 
-// Returns the first head of the runs and moves past it. The scan slot is
-// virtual, as ExecInitCustomScan made it and its projection expects: it
-// points into the row's tuple, which the row slot keeps.
-TupleTableSlot *take_first(TimeMergeState *merge) {
-    Run *run = merge->heap[0];
-    MergeRow *row = run->rows[run->next];
-    run->rows[run->next++] = nullptr;
+// The row slot's row in the scan slot, which is virtual, as
+// ExecInitCustomScan made it and its projection expects: it points into
+// the row slot's tuple.
+TupleTableSlot *returned(TimeMergeState *merge) {
     TupleTableSlot *scan_slot = merge->css.ss.ss_ScanTupleSlot;
     ExecClearTuple(scan_slot);
-    ExecStoreMinimalTuple(row->tuple, merge->row_slot, true);
-    pfree(row);
     slot_getallattrs(merge->row_slot);
     int width = scan_slot->tts_tupleDescriptor->natts;
     memcpy(scan_slot->tts_values, merge->row_slot->tts_values, width * sizeof(Datum));
     memcpy(scan_slot->tts_isnull, merge->row_slot->tts_isnull, width * sizeof(bool));
-    ExecStoreVirtualTuple(scan_slot);
+    return ExecStoreVirtualTuple(scan_slot);
+}
+
+// Returns the first head of the runs and moves past it.
+TupleTableSlot *take_first(TimeMergeState *merge) {
+    Run *run = merge->heap[0];
+    MergeRow *row = run->rows[run->next];
+    run->rows[run->next++] = nullptr;
+    ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+    merge->kept_bytes -= GetMemoryChunkSpace(row->tuple) + GetMemoryChunkSpace(row);
+    ExecStoreMinimalTuple(row->tuple, merge->row_slot, true);
+    pfree(row);
     if (run->next == run->count) {
         pfree(run->rows);
         pfree(run);
         merge->heap[0] = merge->heap[--merge->heap_size];
     }
     sift_down(merge, 0);
-    return scan_slot;
+    return returned(merge);
+}
+
+void clear_runs(TimeMergeState *merge) {
+    ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+    ExecClearTuple(merge->row_slot);
+    MemoryContextReset(merge->rows_context);
+    merge->heap_capacity = 64;
+    merge->heap = static_cast<Run **>(
+        MemoryContextAlloc(merge->rows_context, merge->heap_capacity * sizeof(Run *)));
+    merge->heap_size = 0;
+    merge->open = nullptr;
+    merge->kept_bytes = 0;
+}
+
+// Past work_mem (many buckets share a bound), the rows not yet returned,
+// kept and still to come, go to a tuplesort, which spills to disk. Every
+// row returned so far comes before all of them.
+void sort_the_rest(TimeMergeState *merge) {
+    merge->overflow = tuplesort_begin_heap(merge->row_slot->tts_tupleDescriptor, merge->nkeys,
+                                           merge->key_columns, merge->operators, merge->collations,
+                                           merge->nulls_first, work_mem, nullptr, TUPLESORT_NONE);
+    if (merge->rows_needed > 0)
+        tuplesort_set_bound(merge->overflow, merge->rows_needed);
+    close_open_run(merge);
+    ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+    for (int i = 0; i < merge->heap_size; i++) {
+        const Run *run = merge->heap[i];
+        for (int r = run->next; r < run->count; r++) {
+            ExecStoreMinimalTuple(run->rows[r]->tuple, merge->row_slot, false);
+            tuplesort_puttupleslot(merge->overflow, merge->row_slot);
+        }
+    }
+    clear_runs(merge);
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
+        TupleTableSlot *slot = ExecProcNode(merge->loop);
+        if (TupIsNull(slot))
+            break;
+        tuplesort_puttupleslot(merge->overflow, slot);
+    }
+    tuplesort_performsort(merge->overflow);
+    merge->loop_done = true;
+    merge->overflowed = true;
 }
 
 TupleTableSlot *next_row(ScanState *node) {
     auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    if (merge->overflow != nullptr) {
+        if (tuplesort_gettupleslot(merge->overflow, true, false, merge->row_slot, nullptr))
+            return returned(merge);
+        return ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+    }
     for (;;) {
         if (merge->heap_size > 0) {
             const Run *first = merge->heap[0];
@@ -252,6 +315,9 @@ TupleTableSlot *next_row(ScanState *node) {
         if (!read_row(merge)) {
             close_open_run(merge);
             merge->loop_done = true;
+        } else if (merge->kept_bytes > static_cast<Size>(work_mem) * 1024) {
+            sort_the_rest(merge);
+            return next_row(node);
         }
     }
 }
@@ -261,14 +327,10 @@ bool recheck_row(ScanState *, TupleTableSlot *) {
 }
 
 void reset_runs(TimeMergeState *merge) {
-    ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
-    ExecClearTuple(merge->row_slot);
-    MemoryContextReset(merge->rows_context);
-    merge->heap_capacity = 64;
-    merge->heap = static_cast<Run **>(
-        MemoryContextAlloc(merge->rows_context, merge->heap_capacity * sizeof(Run *)));
-    merge->heap_size = 0;
-    merge->open = nullptr;
+    if (merge->overflow != nullptr)
+        tuplesort_end(merge->overflow);
+    merge->overflow = nullptr;
+    clear_runs(merge);
     merge->started = false;
     merge->loop_done = false;
 }
@@ -291,7 +353,13 @@ void begin_merge(CustomScanState *node, EState *estate, int eflags) {
     merge->keys = static_cast<SortSupport>(palloc0(merge->nkeys * sizeof(SortSupportData)));
     merge->read_keys = static_cast<Datum *>(palloc(merge->nkeys * sizeof(Datum)));
     merge->read_nulls = static_cast<bool *>(palloc(merge->nkeys * sizeof(bool)));
+    merge->operators = static_cast<Oid *>(palloc(merge->nkeys * sizeof(Oid)));
+    merge->collations = static_cast<Oid *>(palloc(merge->nkeys * sizeof(Oid)));
+    merge->nulls_first = static_cast<bool *>(palloc(merge->nkeys * sizeof(bool)));
     for (int k = 0; k < merge->nkeys; k++) {
+        merge->operators[k] = list_nth_oid(operators, k);
+        merge->collations[k] = list_nth_oid(collations, k);
+        merge->nulls_first[k] = list_nth_int(nulls_first, k) != 0;
         merge->key_columns[k] = static_cast<AttrNumber>(list_nth_int(columns, k));
         SortSupport key = &merge->keys[k];
         key->ssup_cxt = CurrentMemoryContext;
@@ -327,12 +395,16 @@ void end_merge(CustomScanState *node) {
     ExecClearTuple(merge->row_slot);
     if (node->ss.ps.ps_ResultTupleSlot != nullptr)
         ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+    if (merge->overflow != nullptr)
+        tuplesort_end(merge->overflow);
     MemoryContextDelete(merge->rows_context);
     ExecEndNode(merge->loop);
 }
 
 void explain_merge(CustomScanState *node, List *ancestors, ExplainState *es) {
     auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
+    if (es->analyze && reinterpret_cast<TimeMergeState *>(node)->overflowed)
+        ExplainPropertyText("Past work_mem", "the rest sorted", es);
     List *context = set_deparse_context_plan(es->deparse_cxt, &plan->scan.plan, ancestors);
     List *columns = static_cast<List *>(linitial(plan->custom_private));
     List *operators = static_cast<List *>(lsecond(plan->custom_private));

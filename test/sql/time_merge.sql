@@ -125,3 +125,34 @@ SELECT count(*) AS rows,
                FROM (SELECT t, m, doc FROM tm_plain WHERE t >= '2024-05-01 02:00'
                       ORDER BY t DESC, (doc->>'i')::int LIMIT 300 OFFSET 20) p) y
        USING (n);
+
+-- Many buckets sharing a bound keep their rows until the next bound: past
+-- work_mem, the rest of the rows are sorted (and spill to disk) instead.
+SELECT tscoll.create_collection('wide_start', 't', 'm');
+INSERT INTO wide_start (t, m, doc)
+SELECT '2024-06-01'::timestamptz + (j * 7 % 20) * interval '1 second', jsonb_build_object('s', s),
+       jsonb_build_object('i', s * 100 + j, 'pad', repeat('x', 200))
+  FROM generate_series(1, 150) s, generate_series(1, 20) j;
+SELECT count(*) AS buckets, count(DISTINCT min_time) AS bounds FROM "system.buckets.wide_start";
+SET tscoll.enable_bucket_pruning = off;
+CREATE TABLE wide_start_plain AS SELECT t, m, doc FROM wide_start;
+RESET tscoll.enable_bucket_pruning;
+SET work_mem = '64kB';
+CREATE FUNCTION merge_explained(query text) RETURNS SETOF text LANGUAGE plpgsql AS
+$$
+DECLARE
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+        IF line ~ 'TscollTimeMerge|Past work_mem' THEN
+            RETURN NEXT regexp_replace(line, '\(actual.*\)', '');
+        END IF;
+    END LOOP;
+END
+$$;
+SELECT merge_explained($$SELECT t, doc FROM wide_start ORDER BY t, (doc->>'i')::int$$);
+SELECT q, in_order('wide_start', q) = in_order('wide_start_plain', q) AS same
+  FROM (VALUES ($$SELECT t, m, doc FROM %s ORDER BY t, (doc->>'i')::int$$),
+               ($$SELECT t, doc FROM %s ORDER BY t DESC, (doc->>'i')::int LIMIT 2000$$))
+       AS queries(q);
+RESET work_mem;
