@@ -826,14 +826,6 @@ int limit_rows(const Limit *limit) {
     return static_cast<int>(count + offset);
 }
 
-Plan *replace_sorts(Plan *plan, Parent parent, Rewrite *rewrite);
-
-void replace_in_list(List *plans, Rewrite *rewrite) {
-    ListCell *lc;
-    foreach (lc, plans)
-        lfirst(lc) = replace_sorts(static_cast<Plan *>(lfirst(lc)), {false, 0}, rewrite);
-}
-
 // `plan` with its Sorts of unpacked measurements by time replaced.
 Plan *replace_sorts(Plan *plan, Parent parent, Rewrite *rewrite) {
     if (plan == nullptr)
@@ -843,66 +835,23 @@ Plan *replace_sorts(Plan *plan, Parent parent, Rewrite *rewrite) {
         outer.rows_needed = limit_rows(reinterpret_cast<Limit *>(plan));
     else if (IsA(plan, GatherMerge))  // each worker's first rows, then the leader's merge
         outer.rows_needed = parent.rows_needed;
-    plan->lefttree = replace_sorts(plan->lefttree, outer, rewrite);
-    plan->righttree = replace_sorts(plan->righttree, {IsA(plan, MergeJoin), 0}, rewrite);
-    switch (nodeTag(plan)) {
-        case T_Append:
-            replace_in_list(reinterpret_cast<Append *>(plan)->appendplans, rewrite);
-            break;
-        case T_MergeAppend:
-            replace_in_list(reinterpret_cast<MergeAppend *>(plan)->mergeplans, rewrite);
-            break;
-        case T_SubqueryScan: {
-            auto *subquery = reinterpret_cast<SubqueryScan *>(plan);
-            subquery->subplan = replace_sorts(subquery->subplan, {false, 0}, rewrite);
-            break;
-        }
-        case T_CustomScan:
-            replace_in_list(reinterpret_cast<CustomScan *>(plan)->custom_plans, rewrite);
-            break;
-        case T_Sort: {
-            Plan *merge = parent.marks ? nullptr
-                                       : time_merge(reinterpret_cast<Sort *>(plan),
-                                                    parent.rows_needed, rewrite);
-            return merge != nullptr ? merge : plan;
-        }
-        default:
-            break;
-    }
-    return plan;
+    tscoll::pg::for_each_child(plan, [&](Plan *&child, tscoll::pg::ChildSide side) {
+        Parent of_child = side == tscoll::pg::ChildSide::Outer ? outer : Parent{false, 0};
+        of_child.marks = side == tscoll::pg::ChildSide::Inner && IsA(plan, MergeJoin);
+        child = replace_sorts(child, of_child, rewrite);
+    });
+    if (!IsA(plan, Sort) || parent.marks)
+        return plan;
+    Plan *merge = time_merge(reinterpret_cast<Sort *>(plan), parent.rows_needed, rewrite);
+    return merge != nullptr ? merge : plan;
 }
 
-bool highest_plan_node_id(Plan *plan, int *highest);
-
-bool highest_in_list(List *plans, int *highest) {
-    ListCell *lc;
-    foreach (lc, plans)
-        highest_plan_node_id(static_cast<Plan *>(lfirst(lc)), highest);
-    return false;
-}
-
-bool highest_plan_node_id(Plan *plan, int *highest) {
+void highest_plan_node_id(Plan *plan, int *highest) {
     if (plan == nullptr)
-        return false;
+        return;
     *highest = std::max(*highest, plan->plan_node_id);
-    highest_plan_node_id(plan->lefttree, highest);
-    highest_plan_node_id(plan->righttree, highest);
-    switch (nodeTag(plan)) {
-        case T_Append:
-            return highest_in_list(reinterpret_cast<Append *>(plan)->appendplans, highest);
-        case T_MergeAppend:
-            return highest_in_list(reinterpret_cast<MergeAppend *>(plan)->mergeplans, highest);
-        case T_BitmapAnd:
-            return highest_in_list(reinterpret_cast<BitmapAnd *>(plan)->bitmapplans, highest);
-        case T_BitmapOr:
-            return highest_in_list(reinterpret_cast<BitmapOr *>(plan)->bitmapplans, highest);
-        case T_SubqueryScan:
-            return highest_plan_node_id(reinterpret_cast<SubqueryScan *>(plan)->subplan, highest);
-        case T_CustomScan:
-            return highest_in_list(reinterpret_cast<CustomScan *>(plan)->custom_plans, highest);
-        default:
-            return false;
-    }
+    tscoll::pg::for_each_child(
+        plan, [&](Plan *&child, tscoll::pg::ChildSide) { highest_plan_node_id(child, highest); });
 }
 
 }  // namespace
@@ -919,10 +868,13 @@ void use_time_merges(PlannedStmt *stmt) {
     // their nodes' shared state by it.
     int highest = 0;
     highest_plan_node_id(stmt->planTree, &highest);
-    highest_in_list(stmt->subplans, &highest);
+    ListCell *lc;
+    foreach (lc, stmt->subplans)
+        highest_plan_node_id(static_cast<Plan *>(lfirst(lc)), &highest);
     Rewrite rewrite = {stmt->rtable, highest + 1};
     stmt->planTree = replace_sorts(stmt->planTree, {false, 0}, &rewrite);
-    replace_in_list(stmt->subplans, &rewrite);
+    foreach (lc, stmt->subplans)
+        lfirst(lc) = replace_sorts(static_cast<Plan *>(lfirst(lc)), {false, 0}, &rewrite);
 }
 
 }  // namespace tscoll::pg

@@ -562,14 +562,6 @@ Plan *unpack_scan(FunctionScan *scan, List *ancestors, List *rtable) {
     return &custom->scan.plan;
 }
 
-Plan *replace_scans(Plan *plan, List *ancestors, List *rtable);
-
-void replace_in_list(List *plans, List *ancestors, List *rtable) {
-    ListCell *lc;
-    foreach (lc, plans)
-        lfirst(lc) = replace_scans(static_cast<Plan *>(lfirst(lc)), ancestors, rtable);
-}
-
 // `plan` with its Function Scans of unpacking functions replaced;
 // `ancestors` are the nodes above it, nearest first.
 Plan *replace_scans(Plan *plan, List *ancestors, List *rtable) {
@@ -580,26 +572,9 @@ Plan *replace_scans(Plan *plan, List *ancestors, List *rtable) {
         return custom != nullptr ? custom : plan;
     }
     List *inside = lcons(plan, list_copy(ancestors));
-    plan->lefttree = replace_scans(plan->lefttree, inside, rtable);
-    plan->righttree = replace_scans(plan->righttree, inside, rtable);
-    switch (nodeTag(plan)) {
-        case T_Append:
-            replace_in_list(reinterpret_cast<Append *>(plan)->appendplans, inside, rtable);
-            break;
-        case T_MergeAppend:
-            replace_in_list(reinterpret_cast<MergeAppend *>(plan)->mergeplans, inside, rtable);
-            break;
-        case T_SubqueryScan: {
-            auto *subquery = reinterpret_cast<SubqueryScan *>(plan);
-            subquery->subplan = replace_scans(subquery->subplan, inside, rtable);
-            break;
-        }
-        case T_CustomScan:
-            replace_in_list(reinterpret_cast<CustomScan *>(plan)->custom_plans, inside, rtable);
-            break;
-        default:
-            break;
-    }
+    tscoll::pg::for_each_child(plan, [&](Plan *&child, tscoll::pg::ChildSide) {
+        child = replace_scans(child, inside, rtable);
+    });
     list_free(inside);
     return plan;
 }
@@ -620,7 +595,9 @@ bool use_unpack_scans(PlannedStmt *stmt, int cursor_options) {
         (cursor_options & CURSOR_OPT_SCROLL) != 0)
         return false;
     stmt->planTree = replace_scans(stmt->planTree, NIL, stmt->rtable);
-    replace_in_list(stmt->subplans, NIL, stmt->rtable);
+    ListCell *lc;
+    foreach (lc, stmt->subplans)
+        lfirst(lc) = replace_scans(static_cast<Plan *>(lfirst(lc)), NIL, stmt->rtable);
     return true;
 }
 
