@@ -112,7 +112,8 @@ for copy in dump_custom dump_directory dump_plain; do
     if restore "$copy" >"$WORK/$copy.log" 2>&1; then
         check "${copy}_restores" t
     else
-        check "${copy}_restores" "$(tail -n 3 "$WORK/$copy.log" | tr '\n' ' ')"
+        # The first errors: with -j, the last line only says a worker died.
+        check "${copy}_restores" "$({ grep -m 3 -i error "$WORK/$copy.log" || tail -n 3 "$WORK/$copy.log"; } | tr '\n' ' ')"
         continue
     fi
     for aspect in MEASUREMENTS BUCKETS OPTIONS INDEXES ACCESS AM; do
