@@ -25,7 +25,6 @@ extern "C" {
 #include "port/atomics.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
@@ -43,7 +42,6 @@ extern "C" {
 #include <initializer_list>
 
 #include "pg/nodes.hpp"
-#include "pg/settings.hpp"
 #include "pg/unpack_scan.hpp"
 
 namespace {
@@ -221,17 +219,20 @@ bool read_row(TimeMergeState *merge) {
     return true;
 }
 
-// The row slot's row in the scan slot, which is virtual, as
-// ExecInitCustomScan made it and its projection expects: it points into
-// the row slot's tuple.
+// `from`'s row in the scan slot `to`, which is virtual, as
+// ExecInitCustomScan made it and the expressions reading it expect: it
+// points into `from`'s row, valid while `from` holds it.
+TupleTableSlot *store_virtual(TupleTableSlot *to, TupleTableSlot *from) {
+    ExecClearTuple(to);
+    slot_getallattrs(from);
+    int width = to->tts_tupleDescriptor->natts;
+    memcpy(to->tts_values, from->tts_values, width * sizeof(Datum));
+    memcpy(to->tts_isnull, from->tts_isnull, width * sizeof(bool));
+    return ExecStoreVirtualTuple(to);
+}
+
 TupleTableSlot *returned(TimeMergeState *merge) {
-    TupleTableSlot *scan_slot = merge->css.ss.ss_ScanTupleSlot;
-    ExecClearTuple(scan_slot);
-    slot_getallattrs(merge->row_slot);
-    int width = scan_slot->tts_tupleDescriptor->natts;
-    memcpy(scan_slot->tts_values, merge->row_slot->tts_values, width * sizeof(Datum));
-    memcpy(scan_slot->tts_isnull, merge->row_slot->tts_isnull, width * sizeof(bool));
-    return ExecStoreVirtualTuple(scan_slot);
+    return store_virtual(merge->css.ss.ss_ScanTupleSlot, merge->row_slot);
 }
 
 // Returns the first head of the runs and moves past it.
@@ -363,10 +364,10 @@ void begin_merge(CustomScanState *node, EState *estate, int eflags) {
         merge->key_columns[k] = static_cast<AttrNumber>(list_nth_int(columns, k));
         SortSupport key = &merge->keys[k];
         key->ssup_cxt = CurrentMemoryContext;
-        key->ssup_collation = list_nth_oid(collations, k);
-        key->ssup_nulls_first = list_nth_int(nulls_first, k) != 0;
+        key->ssup_collation = merge->collations[k];
+        key->ssup_nulls_first = merge->nulls_first[k];
         key->ssup_attno = merge->key_columns[k];
-        PrepareSortSupportFromOrderingOp(list_nth_oid(operators, k), key);
+        PrepareSortSupportFromOrderingOp(merge->operators[k], key);
     }
     merge->row_slot = ExecInitExtraTupleSlot(estate, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
                                              &TTSOpsMinimalTuple);
@@ -490,12 +491,7 @@ TupleTableSlot *exec_claim(CustomScanState *node) {
         if (claim->position++ != claim->claimed)
             continue;
         claim->has_claim = false;
-        // The scan slot is virtual, as the Nested Loop above expects.
-        slot_getallattrs(bucket);
-        int width = result->tts_tupleDescriptor->natts;
-        memcpy(result->tts_values, bucket->tts_values, width * sizeof(Datum));
-        memcpy(result->tts_isnull, bucket->tts_isnull, width * sizeof(bool));
-        return ExecStoreVirtualTuple(result);
+        return store_virtual(result, bucket);
     }
 }
 
@@ -588,6 +584,20 @@ Node *over_relations(Node *node, Plan *plan) {
                                 : reinterpret_cast<Node *>(copyObjectImpl(expr));
     }
     return expression_tree_mutator(node, tscoll::pg::mutator(over_relations), plan);
+}
+
+// `plan`'s target list in terms of the range table's columns: the scan
+// tuple (custom_scan_tlist) of a custom scan reading its rows.
+List *relations_tlist(Plan *plan) {
+    List *result = NIL;
+    ListCell *lc;
+    foreach (lc, plan->targetlist) {
+        auto *entry = tscoll::pg::copy_node(lfirst_node(TargetEntry, lc));
+        entry->expr =
+            reinterpret_cast<Expr *>(over_relations(reinterpret_cast<Node *>(entry->expr), plan));
+        result = lappend(result, entry);
+    }
+    return result;
 }
 
 // Whether the loop's output column `column` is the unpack scan's time.
@@ -707,13 +717,7 @@ Plan *claimed(Plan *sorted, int plan_node_id) {
     plan->targetlist = passed_on(sorted, INDEX_VAR);
     plan->extParam = bms_copy(sorted->extParam);
     plan->allParam = bms_copy(sorted->allParam);
-    ListCell *lc;
-    foreach (lc, sorted->targetlist) {
-        auto *entry = tscoll::pg::copy_node(lfirst_node(TargetEntry, lc));
-        entry->expr =
-            reinterpret_cast<Expr *>(over_relations(reinterpret_cast<Node *>(entry->expr), sorted));
-        claim->custom_scan_tlist = lappend(claim->custom_scan_tlist, entry);
-    }
+    claim->custom_scan_tlist = relations_tlist(sorted);
     claim->custom_plans = list_make1(sorted);
     claim->methods = &kClaimMethods;
     return plan;
@@ -778,14 +782,7 @@ Plan *time_merge(Sort *sort, int rows_needed, Rewrite *rewrite) {
     merge->scan.plan.targetlist = passed_on(&sort->plan, INDEX_VAR);
     merge->scan.scanrelid = 0;
     merge->custom_plans = list_make1(loop);
-    merge->custom_scan_tlist = NIL;
-    ListCell *lc;
-    foreach (lc, loop_targets) {
-        auto *entry = tscoll::pg::copy_node(lfirst_node(TargetEntry, lc));
-        entry->expr = reinterpret_cast<Expr *>(
-            over_relations(reinterpret_cast<Node *>(entry->expr), &loop->join.plan));
-        merge->custom_scan_tlist = lappend(merge->custom_scan_tlist, entry);
-    }
+    merge->custom_scan_tlist = relations_tlist(&loop->join.plan);
     List *columns = NIL, *operators = NIL, *collations = NIL, *nulls_first = NIL;
     for (int k = 0; k < sort->numCols; k++) {
         columns = lappend_int(columns, sort->sortColIdx[k]);
