@@ -29,7 +29,9 @@ extern "C" {
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
@@ -49,41 +51,57 @@ namespace {
 // ---------------------------------------------------------------------------
 // Execution.
 
-// A row of the Nested Loop, with its sort keys (pointing into the tuple).
-struct MergeRow {
-    MinimalTuple tuple;
-    Datum *keys;
+// The values of the keys after the time that every row of a bucket shares,
+// being the bucket row's (meta expressions), with their rank in the Sort's
+// order among those of the runs kept: runs are then compared by rank, not
+// by value, when their times tie (TSBS: every host at every tick).
+struct Series {
+    Datum *keys;  // of the keys 1 .. series_keys
     bool *nulls;
+    int64 rank;
+    int runs;  // the runs kept of the series
 };
 
-// Rows in the Sort's order, of buckets with the same bound.
+// Rows in the Sort's order, of buckets with the same bound and series: the
+// Nested Loop's rows, each `width` values and nulls.
 struct Run {
-    MergeRow **rows;
+    Datum *values;
+    bool *nulls;
     int count;
     int capacity;
-    int next;  // the run's head
+    int next;        // the run's head
+    Series *series;  // nullptr when not ranked: compared by value
+    bool shares;     // the rows' series keys are the series' own copies
 };
 
 struct TimeMergeState {
     CustomScanState css;
     PlanState *loop;
+    int width;  // of the loop's rows
     int nkeys;
     AttrNumber *key_columns;  // of the loop's rows; the first is the time
     SortSupport keys;
+    int series_keys;          // keys 1 .. series_keys are the bucket row's
+    int *series_key_of;       // per column: its series key, or -1
+    bool *by_reference;       // per column
+    int16 *lengths;           // per column
     AttrNumber bound_column;  // each row's bucket's min_time (max_time descending)
     int64 rows_needed;        // a LIMIT's count and offset above; 0 when unknown
-    Datum *read_keys;         // the keys of the row read last
-    bool *read_nulls;
-    TupleTableSlot *row_slot;
     MemoryContext rows_context;
+    Series **ranked;  // by rank
+    int ranked_count;
+    int ranked_capacity;
     Run **heap;  // the closed runs, by their heads
     int heap_size;
     int heap_capacity;
-    Run *open;       // the run rows are added to
+    Run *open;        // the run rows are added to
+    Datum *returned;  // copies of values of the row returned last, to free
+    int returned_count;
     Datum frontier;  // the bound of the last bucket read
     bool started;
     bool loop_done;
-    Size kept_bytes;           // of the rows in runs
+    Size kept_bytes;  // of the runs and their copies of values
+    TupleTableSlot *sort_slot;
     Tuplesortstate *overflow;  // past work_mem: the rest of the rows, sorted
     bool overflowed;           // in any scan, for EXPLAIN ANALYZE
     Oid *operators;            // the Sort's, for the tuplesort
@@ -91,13 +109,27 @@ struct TimeMergeState {
     bool *nulls_first;
 };
 
-// <0, 0, >0 as a comes before, with, or after b in the Sort's order.
-int compare_rows(TimeMergeState *merge, const MergeRow *a, const MergeRow *b) {
-    for (int k = 0; k < merge->nkeys; k++) {
-        int c =
-            ApplySortComparator(a->keys[k], a->nulls[k], b->keys[k], b->nulls[k], &merge->keys[k]);
-        if (c != 0)
-            return c;
+// More series than this are compared by value: keeping ranks costs a
+// sorted insertion per run.
+constexpr int kMaxRankedSeries = 1024;
+constexpr int64 kRankSpacing = int64{1} << 32;
+
+Datum *row_values(const TimeMergeState *merge, const Run *run, int row) {
+    return run->values + static_cast<size_t>(row) * merge->width;
+}
+
+bool *row_nulls(const TimeMergeState *merge, const Run *run, int row) {
+    return run->nulls + static_cast<size_t>(row) * merge->width;
+}
+
+// <0, 0, >0 as row a comes before, with, or after row b by keys [from, to).
+int compare_keys(TimeMergeState *merge, const Datum *a, const bool *a_nulls, const Datum *b,
+                 const bool *b_nulls, int from, int to) {
+    for (int k = from; k < to; k++) {
+        int c = merge->key_columns[k] - 1;
+        int result = ApplySortComparator(a[c], a_nulls[c], b[c], b_nulls[c], &merge->keys[k]);
+        if (result != 0)
+            return result;
     }
     return 0;
 }
@@ -110,7 +142,18 @@ bool time_precedes(TimeMergeState *merge, Datum a, Datum b) {
 bool head_precedes(TimeMergeState *merge, int a, int b) {
     const Run *x = merge->heap[a];
     const Run *y = merge->heap[b];
-    return compare_rows(merge, x->rows[x->next], y->rows[y->next]) < 0;
+    const Datum *xv = row_values(merge, x, x->next);
+    const Datum *yv = row_values(merge, y, y->next);
+    const bool *xn = row_nulls(merge, x, x->next);
+    const bool *yn = row_nulls(merge, y, y->next);
+    int c = compare_keys(merge, xv, xn, yv, yn, 0, 1);
+    if (c == 0 && x->series != nullptr && y->series != nullptr)
+        c = x->series->rank < y->series->rank ? -1 : x->series->rank > y->series->rank;
+    else if (c == 0)
+        c = compare_keys(merge, xv, xn, yv, yn, 1, 1 + merge->series_keys);
+    if (c == 0)
+        c = compare_keys(merge, xv, xn, yv, yn, 1 + merge->series_keys, merge->nkeys);
+    return c < 0;
 }
 
 void swap_runs(TimeMergeState *merge, int a, int b) {
@@ -149,39 +192,191 @@ void close_open_run(TimeMergeState *merge) {
     }
 }
 
-// A copy of the loop's row, with its keys.
-MergeRow *copy_row(TimeMergeState *merge, TupleTableSlot *slot) {
-    MemoryContext caller = MemoryContextSwitchTo(merge->rows_context);
-    auto *row = static_cast<MergeRow *>(
-        palloc(sizeof(MergeRow) + merge->nkeys * (sizeof(Datum) + sizeof(bool))));
-    row->keys = reinterpret_cast<Datum *>(row + 1);
-    row->nulls = reinterpret_cast<bool *>(row->keys + merge->nkeys);
-    row->tuple = ExecCopySlotMinimalTuple(slot);
-    MemoryContextSwitchTo(caller);
-    HeapTupleData tuple;
-    tuple.t_len = row->tuple->t_len + MINIMAL_TUPLE_OFFSET;
-    tuple.t_data = reinterpret_cast<HeapTupleHeader>(reinterpret_cast<char *>(row->tuple) -
-                                                     MINIMAL_TUPLE_OFFSET);
-    for (int k = 0; k < merge->nkeys; k++)
-        row->keys[k] =
-            heap_getattr(&tuple, merge->key_columns[k], slot->tts_tupleDescriptor, &row->nulls[k]);
-    return row;
+// ---- Series ranks.
+
+// <0, 0, >0 as a row's series keys come before, with, or after `series`.
+int compare_series(TimeMergeState *merge, const Datum *values, const bool *nulls,
+                   const Series *series) {
+    for (int k = 1; k <= merge->series_keys; k++) {
+        int c = merge->key_columns[k] - 1;
+        int result = ApplySortComparator(values[c], nulls[c], series->keys[k - 1],
+                                         series->nulls[k - 1], &merge->keys[k]);
+        if (result != 0)
+            return result;
+    }
+    return 0;
 }
 
-void append_row(TimeMergeState *merge, MergeRow *row) {
-    Run *run = merge->open;
-    if (run == nullptr) {
-        run = static_cast<Run *>(MemoryContextAllocZero(merge->rows_context, sizeof(Run)));
-        run->capacity = 64;
-        run->rows = static_cast<MergeRow **>(
-            MemoryContextAlloc(merge->rows_context, run->capacity * sizeof(MergeRow *)));
-        merge->open = run;
-    } else if (run->count == run->capacity) {
-        run->capacity *= 2;
-        run->rows =
-            static_cast<MergeRow **>(repalloc(run->rows, run->capacity * sizeof(MergeRow *)));
+// The first ranked series not before the row's.
+int ranked_position(TimeMergeState *merge, const Datum *values, const bool *nulls) {
+    int low = 0, high = merge->ranked_count;
+    while (low < high) {
+        int middle = (low + high) / 2;
+        if (compare_series(merge, values, nulls, merge->ranked[middle]) > 0)
+            low = middle + 1;
+        else
+            high = middle;
     }
-    run->rows[run->count++] = row;
+    return low;
+}
+
+void spread_ranks(TimeMergeState *merge) {
+    for (int i = 0; i < merge->ranked_count; i++)
+        merge->ranked[i]->rank = (i + 1) * kRankSpacing;
+}
+
+Series *new_series(TimeMergeState *merge, const Datum *values, const bool *nulls) {
+    auto *series = static_cast<Series *>(palloc0(sizeof(Series)));
+    series->keys = static_cast<Datum *>(palloc(merge->series_keys * sizeof(Datum)));
+    series->nulls = static_cast<bool *>(palloc(merge->series_keys * sizeof(bool)));
+    for (int k = 1; k <= merge->series_keys; k++) {
+        int c = merge->key_columns[k] - 1;
+        series->nulls[k - 1] = nulls[c];
+        series->keys[k - 1] =
+            nulls[c] ? Datum(0) : datumCopy(values[c], !merge->by_reference[c], merge->lengths[c]);
+    }
+    return series;
+}
+
+// The row's series, ranked among those kept; nullptr when there are too many.
+Series *series_of(TimeMergeState *merge, const Datum *values, const bool *nulls) {
+    int at = ranked_position(merge, values, nulls);
+    if (at < merge->ranked_count && compare_series(merge, values, nulls, merge->ranked[at]) == 0)
+        return merge->ranked[at];
+    if (merge->ranked_count == kMaxRankedSeries)
+        return nullptr;
+    Series *series = new_series(merge, values, nulls);
+    memmove(&merge->ranked[at + 1], &merge->ranked[at],
+            (merge->ranked_count - at) * sizeof(Series *));
+    merge->ranked[at] = series;
+    merge->ranked_count++;
+    int64 before = at > 0 ? merge->ranked[at - 1]->rank : 0;
+    int64 after =
+        at + 1 < merge->ranked_count ? merge->ranked[at + 1]->rank : before + 2 * kRankSpacing;
+    if (after - before < 2)
+        spread_ranks(merge);
+    else
+        series->rank = before + (after - before) / 2;
+    return series;
+}
+
+// A series no run refers to is dropped, so that ranks are kept only for
+// the series of the runs kept.
+void release_series(TimeMergeState *merge, Series *series) {
+    if (series == nullptr || --series->runs > 0)
+        return;
+    int at = 0, high = merge->ranked_count;  // the first ranked not before it
+    while (at < high) {
+        int middle = (at + high) / 2;
+        if (merge->ranked[middle]->rank < series->rank)
+            at = middle + 1;
+        else
+            high = middle;
+    }
+    Assert(merge->ranked[at] == series);
+    memmove(&merge->ranked[at], &merge->ranked[at + 1],
+            (merge->ranked_count - at - 1) * sizeof(Series *));
+    merge->ranked_count--;
+    for (int k = 0; k < merge->series_keys; k++)
+        if (!series->nulls[k] && merge->by_reference[merge->key_columns[k + 1] - 1])
+            pfree(DatumGetPointer(series->keys[k]));
+    pfree(series->keys);
+    pfree(series->nulls);
+    pfree(series);
+}
+
+// Whether the row's series keys are the same bytes as the run's rows'.
+bool same_series_keys(TimeMergeState *merge, const Run *run, const Datum *values,
+                      const bool *nulls) {
+    const Datum *last = row_values(merge, run, run->count - 1);
+    const bool *last_nulls = row_nulls(merge, run, run->count - 1);
+    for (int k = 1; k <= merge->series_keys; k++) {
+        int c = merge->key_columns[k] - 1;
+        if (nulls[c] != last_nulls[c] ||
+            (!nulls[c] &&
+             !datum_image_eq(values[c], last[c], !merge->by_reference[c], merge->lengths[c])))
+            return false;
+    }
+    return true;
+}
+
+// ---- Runs.
+
+Run *open_run(TimeMergeState *merge, const Datum *values, const bool *nulls, Series *series) {
+    MemoryContext caller = MemoryContextSwitchTo(merge->rows_context);
+    auto *run = static_cast<Run *>(palloc0(sizeof(Run)));
+    run->capacity = 16;
+    run->values = static_cast<Datum *>(palloc(run->capacity * merge->width * sizeof(Datum)));
+    run->nulls = static_cast<bool *>(palloc(run->capacity * merge->width * sizeof(bool)));
+    if (merge->series_keys > 0 && series == nullptr)
+        series = series_of(merge, values, nulls);
+    MemoryContextSwitchTo(caller);
+    run->series = series;
+    if (series != nullptr) {
+        series->runs++;
+        run->shares = true;
+        for (int k = 1; k <= merge->series_keys; k++) {
+            int c = merge->key_columns[k] - 1;
+            run->shares &= nulls[c] || datum_image_eq(values[c], series->keys[k - 1],
+                                                      !merge->by_reference[c], merge->lengths[c]);
+        }
+    }
+    merge->kept_bytes += GetMemoryChunkSpace(run->values) + GetMemoryChunkSpace(run->nulls);
+    merge->open = run;
+    return run;
+}
+
+void free_run(TimeMergeState *merge, Run *run) {
+    merge->kept_bytes -= GetMemoryChunkSpace(run->values) + GetMemoryChunkSpace(run->nulls);
+    release_series(merge, run->series);
+    pfree(run->values);
+    pfree(run->nulls);
+    pfree(run);
+}
+
+// Whether a run's column is one of its series' own copies, not the row's.
+bool shared_column(const TimeMergeState *merge, const Run *run, int column) {
+    return run->shares && merge->series_key_of[column] >= 0;
+}
+
+void append_row(TimeMergeState *merge, Run *run, const Datum *values, const bool *nulls) {
+    if (run->count == run->capacity) {
+        merge->kept_bytes -= GetMemoryChunkSpace(run->values) + GetMemoryChunkSpace(run->nulls);
+        run->capacity *= 2;
+        run->values = static_cast<Datum *>(
+            repalloc(run->values, run->capacity * merge->width * sizeof(Datum)));
+        run->nulls =
+            static_cast<bool *>(repalloc(run->nulls, run->capacity * merge->width * sizeof(bool)));
+        merge->kept_bytes += GetMemoryChunkSpace(run->values) + GetMemoryChunkSpace(run->nulls);
+    }
+    Datum *to = row_values(merge, run, run->count);
+    bool *to_nulls = row_nulls(merge, run, run->count);
+    run->count++;
+    memcpy(to_nulls, nulls, merge->width * sizeof(bool));
+    MemoryContext caller = MemoryContextSwitchTo(merge->rows_context);
+    for (int c = 0; c < merge->width; c++) {
+        if (nulls[c] || !merge->by_reference[c])
+            to[c] = values[c];
+        else if (shared_column(merge, run, c))
+            to[c] = run->series->keys[merge->series_key_of[c]];
+        else {
+            to[c] = datumCopy(values[c], false, merge->lengths[c]);
+            merge->kept_bytes += GetMemoryChunkSpace(DatumGetPointer(to[c]));
+        }
+    }
+    MemoryContextSwitchTo(caller);
+}
+
+// Whether a row of the run's series comes before the run's last row.
+bool row_precedes_last(TimeMergeState *merge, const Run *run, const Datum *values,
+                       const bool *nulls) {
+    const Datum *last = row_values(merge, run, run->count - 1);
+    const bool *last_nulls = row_nulls(merge, run, run->count - 1);
+    int c = compare_keys(merge, values, nulls, last, last_nulls, 0, 1);
+    if (c == 0)
+        c = compare_keys(merge, values, nulls, last, last_nulls, 1 + merge->series_keys,
+                         merge->nkeys);
+    return c < 0;
 }
 
 // Takes in the loop's next row; false when there are no more.
@@ -190,32 +385,31 @@ bool read_row(TimeMergeState *merge) {
     if (TupIsNull(slot))
         return false;
     slot_getallattrs(slot);
-    MergeRow row = {nullptr, merge->read_keys, merge->read_nulls};
-    for (int k = 0; k < merge->nkeys; k++) {
-        row.keys[k] = slot->tts_values[merge->key_columns[k] - 1];
-        row.nulls[k] = slot->tts_isnull[merge->key_columns[k] - 1];
-    }
-    Datum bound = slot->tts_values[merge->bound_column - 1];
-    if (slot->tts_isnull[merge->bound_column - 1] || row.nulls[0] ||
-        time_precedes(merge, row.keys[0], bound))
+    const Datum *values = slot->tts_values;
+    const bool *nulls = slot->tts_isnull;
+    int time = merge->key_columns[0] - 1;
+    Datum bound = values[merge->bound_column - 1];
+    if (nulls[merge->bound_column - 1] || nulls[time] || time_precedes(merge, values[time], bound))
         ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
                         errmsg("bucket data is corrupt: a measurement's time is outside its "
                                "bucket's control.min and control.max")));
     if (merge->started && time_precedes(merge, bound, merge->frontier))
         elog(ERROR, "tscoll time merge: buckets out of order");
     Run *open = merge->open;
-    bool follows = open != nullptr && bound == merge->frontier &&
-                   compare_rows(merge, &row, open->rows[open->count - 1]) >= 0;
+    bool same_series =
+        open != nullptr && bound == merge->frontier && same_series_keys(merge, open, values, nulls);
+    bool follows = same_series && !row_precedes_last(merge, open, values, nulls);
     merge->frontier = bound;
     merge->started = true;
     // The first rows_needed rows of a run all come before this one.
     if (follows && merge->rows_needed > 0 && open->count >= merge->rows_needed)
         return true;
-    if (open != nullptr && !follows)
+    if (!follows) {
+        Series *series = same_series ? open->series : nullptr;
         close_open_run(merge);
-    MergeRow *kept = copy_row(merge, slot);
-    merge->kept_bytes += GetMemoryChunkSpace(kept->tuple) + GetMemoryChunkSpace(kept);
-    append_row(merge, kept);
+        open = open_run(merge, values, nulls, series);
+    }
+    append_row(merge, open, values, nulls);
     return true;
 }
 
@@ -231,37 +425,50 @@ TupleTableSlot *store_virtual(TupleTableSlot *to, TupleTableSlot *from) {
     return ExecStoreVirtualTuple(to);
 }
 
-TupleTableSlot *returned(TimeMergeState *merge) {
-    return store_virtual(merge->css.ss.ss_ScanTupleSlot, merge->row_slot);
+// ---- Returning rows.
+
+void free_returned(TimeMergeState *merge) {
+    for (int i = 0; i < merge->returned_count; i++) {
+        merge->kept_bytes -= GetMemoryChunkSpace(DatumGetPointer(merge->returned[i]));
+        pfree(DatumGetPointer(merge->returned[i]));
+    }
+    merge->returned_count = 0;
 }
 
-// Returns the first head of the runs and moves past it.
+// Returns the first head of the runs and moves past it. The values it
+// copied stay until the next row is asked for.
 TupleTableSlot *take_first(TimeMergeState *merge) {
+    free_returned(merge);
     Run *run = merge->heap[0];
-    MergeRow *row = run->rows[run->next];
-    run->rows[run->next++] = nullptr;
-    ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
-    merge->kept_bytes -= GetMemoryChunkSpace(row->tuple) + GetMemoryChunkSpace(row);
-    ExecStoreMinimalTuple(row->tuple, merge->row_slot, true);
-    pfree(row);
-    if (run->next == run->count) {
-        pfree(run->rows);
-        pfree(run);
+    TupleTableSlot *slot = merge->css.ss.ss_ScanTupleSlot;
+    ExecClearTuple(slot);
+    const Datum *values = row_values(merge, run, run->next);
+    const bool *nulls = row_nulls(merge, run, run->next);
+    memcpy(slot->tts_values, values, merge->width * sizeof(Datum));
+    memcpy(slot->tts_isnull, nulls, merge->width * sizeof(bool));
+    for (int c = 0; c < merge->width; c++)
+        if (!nulls[c] && merge->by_reference[c] && !shared_column(merge, run, c))
+            merge->returned[merge->returned_count++] = values[c];
+    if (++run->next == run->count) {
+        free_run(merge, run);
         merge->heap[0] = merge->heap[--merge->heap_size];
     }
     sift_down(merge, 0);
-    return returned(merge);
+    return ExecStoreVirtualTuple(slot);
 }
 
 void clear_runs(TimeMergeState *merge) {
     ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
-    ExecClearTuple(merge->row_slot);
     MemoryContextReset(merge->rows_context);
     merge->heap_capacity = 64;
     merge->heap = static_cast<Run **>(
         MemoryContextAlloc(merge->rows_context, merge->heap_capacity * sizeof(Run *)));
     merge->heap_size = 0;
+    merge->ranked = static_cast<Series **>(
+        MemoryContextAlloc(merge->rows_context, kMaxRankedSeries * sizeof(Series *)));
+    merge->ranked_count = 0;
     merge->open = nullptr;
+    merge->returned_count = 0;
     merge->kept_bytes = 0;
 }
 
@@ -269,27 +476,29 @@ void clear_runs(TimeMergeState *merge) {
 // kept and still to come, go to a tuplesort, which spills to disk. Every
 // row returned so far comes before all of them.
 void sort_the_rest(TimeMergeState *merge) {
-    merge->overflow = tuplesort_begin_heap(merge->row_slot->tts_tupleDescriptor, merge->nkeys,
+    merge->overflow = tuplesort_begin_heap(merge->sort_slot->tts_tupleDescriptor, merge->nkeys,
                                            merge->key_columns, merge->operators, merge->collations,
                                            merge->nulls_first, work_mem, nullptr, TUPLESORT_NONE);
     if (merge->rows_needed > 0)
         tuplesort_set_bound(merge->overflow, merge->rows_needed);
     close_open_run(merge);
-    ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+    TupleTableSlot *slot = merge->css.ss.ss_ScanTupleSlot;
     for (int i = 0; i < merge->heap_size; i++) {
         const Run *run = merge->heap[i];
         for (int r = run->next; r < run->count; r++) {
-            ExecStoreMinimalTuple(run->rows[r]->tuple, merge->row_slot, false);
-            tuplesort_puttupleslot(merge->overflow, merge->row_slot);
+            ExecClearTuple(slot);
+            memcpy(slot->tts_values, row_values(merge, run, r), merge->width * sizeof(Datum));
+            memcpy(slot->tts_isnull, row_nulls(merge, run, r), merge->width * sizeof(bool));
+            tuplesort_puttupleslot(merge->overflow, ExecStoreVirtualTuple(slot));
         }
     }
     clear_runs(merge);
     for (;;) {
         CHECK_FOR_INTERRUPTS();
-        TupleTableSlot *slot = ExecProcNode(merge->loop);
-        if (TupIsNull(slot))
+        TupleTableSlot *row = ExecProcNode(merge->loop);
+        if (TupIsNull(row))
             break;
-        tuplesort_puttupleslot(merge->overflow, slot);
+        tuplesort_puttupleslot(merge->overflow, row);
     }
     tuplesort_performsort(merge->overflow);
     merge->loop_done = true;
@@ -299,15 +508,15 @@ void sort_the_rest(TimeMergeState *merge) {
 TupleTableSlot *next_row(ScanState *node) {
     auto *merge = reinterpret_cast<TimeMergeState *>(node);
     if (merge->overflow != nullptr) {
-        if (tuplesort_gettupleslot(merge->overflow, true, false, merge->row_slot, nullptr))
-            return returned(merge);
+        if (tuplesort_gettupleslot(merge->overflow, true, false, merge->sort_slot, nullptr))
+            return store_virtual(merge->css.ss.ss_ScanTupleSlot, merge->sort_slot);
         return ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
     }
     for (;;) {
         if (merge->heap_size > 0) {
             const Run *first = merge->heap[0];
-            if (merge->loop_done ||
-                time_precedes(merge, first->rows[first->next]->keys[0], merge->frontier))
+            Datum time = row_values(merge, first, first->next)[merge->key_columns[0] - 1];
+            if (merge->loop_done || time_precedes(merge, time, merge->frontier))
                 return take_first(merge);
         }
         if (merge->loop_done)
@@ -352,8 +561,6 @@ void begin_merge(CustomScanState *node, EState *estate, int eflags) {
     merge->nkeys = list_length(columns);
     merge->key_columns = static_cast<AttrNumber *>(palloc(merge->nkeys * sizeof(AttrNumber)));
     merge->keys = static_cast<SortSupport>(palloc0(merge->nkeys * sizeof(SortSupportData)));
-    merge->read_keys = static_cast<Datum *>(palloc(merge->nkeys * sizeof(Datum)));
-    merge->read_nulls = static_cast<bool *>(palloc(merge->nkeys * sizeof(bool)));
     merge->operators = static_cast<Oid *>(palloc(merge->nkeys * sizeof(Oid)));
     merge->collations = static_cast<Oid *>(palloc(merge->nkeys * sizeof(Oid)));
     merge->nulls_first = static_cast<bool *>(palloc(merge->nkeys * sizeof(bool)));
@@ -369,8 +576,21 @@ void begin_merge(CustomScanState *node, EState *estate, int eflags) {
         key->ssup_attno = merge->key_columns[k];
         PrepareSortSupportFromOrderingOp(merge->operators[k], key);
     }
-    merge->row_slot = ExecInitExtraTupleSlot(estate, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
-                                             &TTSOpsMinimalTuple);
+    merge->series_keys = intVal(list_nth(plan->custom_private, 6));
+    TupleDesc desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+    merge->width = desc->natts;
+    merge->by_reference = static_cast<bool *>(palloc(merge->width * sizeof(bool)));
+    merge->lengths = static_cast<int16 *>(palloc(merge->width * sizeof(int16)));
+    merge->series_key_of = static_cast<int *>(palloc(merge->width * sizeof(int)));
+    for (int c = 0; c < merge->width; c++) {
+        merge->by_reference[c] = !TupleDescAttr(desc, c)->attbyval;
+        merge->lengths[c] = TupleDescAttr(desc, c)->attlen;
+        merge->series_key_of[c] = -1;
+    }
+    for (int k = merge->series_keys; k >= 1; k--)
+        merge->series_key_of[merge->key_columns[k] - 1] = k - 1;
+    merge->returned = static_cast<Datum *>(palloc(merge->width * sizeof(Datum)));
+    merge->sort_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
     merge->rows_context =
         AllocSetContextCreate(CurrentMemoryContext, "tscoll time merge", ALLOCSET_DEFAULT_SIZES);
     reset_runs(merge);
@@ -393,7 +613,7 @@ void rescan_merge(CustomScanState *node) {
 void end_merge(CustomScanState *node) {
     auto *merge = reinterpret_cast<TimeMergeState *>(node);
     ExecClearTuple(node->ss.ss_ScanTupleSlot);
-    ExecClearTuple(merge->row_slot);
+    ExecClearTuple(merge->sort_slot);
     if (node->ss.ps.ps_ResultTupleSlot != nullptr)
         ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
     if (merge->overflow != nullptr)
@@ -728,6 +948,28 @@ struct Rewrite {
     int next_plan_node_id;
 };
 
+bool reads_inner(Node *node, void *) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Var))
+        return reinterpret_cast<Var *>(node)->varno == INNER_VAR;
+    return expression_tree_walker(node, tscoll::pg::walker(reads_inner), nullptr);
+}
+
+// How many of the Sort's keys after the time are the same for all the rows
+// of a bucket: expressions of the bucket row alone.
+int series_keys(NestLoop *loop, const Sort *sort) {
+    int k = 1;
+    while (k < sort->numCols) {
+        Node *expr = reinterpret_cast<Node *>(
+            list_nth_node(TargetEntry, loop->join.plan.targetlist, sort->sortColIdx[k] - 1)->expr);
+        if (reads_inner(expr, nullptr) || contain_volatile_functions(expr))
+            break;
+        k++;
+    }
+    return k - 1;
+}
+
 // The time merge for `sort`, or nullptr when its input is not a Nested
 // Loop over buckets and their unpack scan, with time as the first key.
 // `rows_needed` is how many rows a LIMIT above reads at most (0: unknown).
@@ -793,8 +1035,30 @@ Plan *time_merge(Sort *sort, int rows_needed, Rewrite *rewrite) {
     merge->custom_private = list_make5(columns, operators, collations, nulls_first,
                                        makeInteger(list_length(loop_targets)));
     merge->custom_private = lappend(merge->custom_private, makeInteger(rows_needed));
+    merge->custom_private = lappend(merge->custom_private, makeInteger(series_keys(loop, sort)));
     merge->methods = &kMergeMethods;
     return &merge->scan.plan;
+}
+
+// The time merge, in one process, in place of a Gather Merge of Sorts that
+// it could replace, for a plan without a LIMIT: its rows stream out as the
+// buckets are read, while the Gather Merge waits for every participant to
+// sort all of its rows (and its leader then spends on the rows' output
+// what the sorting saved). nullptr when the merge does not apply.
+Plan *serial_time_merge(GatherMerge *gather, Rewrite *rewrite) {
+    auto *sort = reinterpret_cast<Sort *>(outerPlan(&gather->plan));
+    auto *loop = sort != nullptr && IsA(sort, Sort) ? outerPlan(&sort->plan) : nullptr;
+    Plan *outer = loop != nullptr && IsA(loop, NestLoop) ? outerPlan(loop) : nullptr;
+    if (outer == nullptr || !outer->parallel_aware)
+        return nullptr;
+    outer->parallel_aware = false;
+    Plan *merge = time_merge(sort, 0, rewrite);
+    if (merge == nullptr) {
+        outer->parallel_aware = true;
+        return nullptr;
+    }
+    merge->initPlan = gather->plan.initPlan;
+    return merge;
 }
 
 // What a node's parent needs of it.
@@ -837,6 +1101,10 @@ Plan *replace_sorts(Plan *plan, Parent parent, Rewrite *rewrite) {
         of_child.marks = side == tscoll::pg::ChildSide::Inner && IsA(plan, MergeJoin);
         child = replace_sorts(child, of_child, rewrite);
     });
+    if (IsA(plan, GatherMerge) && parent.rows_needed == 0 && !parent.marks) {
+        Plan *merge = serial_time_merge(reinterpret_cast<GatherMerge *>(plan), rewrite);
+        return merge != nullptr ? merge : plan;
+    }
     if (!IsA(plan, Sort) || parent.marks)
         return plan;
     Plan *merge = time_merge(reinterpret_cast<Sort *>(plan), parent.rows_needed, rewrite);

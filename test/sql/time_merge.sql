@@ -108,10 +108,26 @@ CREATE TEMP TABLE merged_desc AS
 SELECT row_number() OVER () AS n, x.*
   FROM (SELECT t, m, doc FROM tm WHERE t >= '2024-05-01 02:00'
          ORDER BY t DESC, (doc->>'i')::int LIMIT 300 OFFSET 20) x;
+-- Without a LIMIT, the Gather Merge of Sorts becomes the merge in one
+-- process (the Gather Merge's InitPlan moves to it).
+EXPLAIN (COSTS OFF) SELECT t, (doc->>'i')::int AS i FROM tm
+ WHERE t >= (SELECT max(t) FROM tm_plain) - interval '3 hours' ORDER BY t, i;
+CREATE TEMP TABLE merged_all AS
+SELECT row_number() OVER () AS n, x.*
+  FROM (SELECT t, (doc->>'i')::int AS i FROM tm
+         WHERE t >= (SELECT max(t) FROM tm_plain) - interval '3 hours' ORDER BY t, i) x;
 RESET max_parallel_workers_per_gather;
 RESET min_parallel_table_scan_size;
 RESET parallel_tuple_cost;
 RESET parallel_setup_cost;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE x IS DISTINCT FROM y) AS differ
+  FROM merged_all x
+  FULL JOIN (SELECT row_number() OVER () AS n, p.*
+               FROM (SELECT t, (doc->>'i')::int AS i FROM tm_plain
+                      WHERE t >= (SELECT max(t) FROM tm_plain) - interval '3 hours'
+                      ORDER BY t, i) p) y
+       USING (n);
 SELECT count(*) AS rows,
        count(*) FILTER (WHERE x IS DISTINCT FROM y) AS differ
   FROM merged x
@@ -156,3 +172,30 @@ SELECT q, in_order('wide_start', q) = in_order('wide_start_plain', q) AS same
                ($$SELECT t, doc FROM %s ORDER BY t DESC, (doc->>'i')::int LIMIT 2000$$))
        AS queries(q);
 RESET work_mem;
+
+-- Rows whose times tie are ordered by their series (keys of the bucket
+-- row, here meta): each run gets its series' rank, kept among the series of
+-- the runs kept. Series arriving in the Sort's reverse order take every
+-- rank before the first (so ranks are spread again); past 1,024 series the
+-- others are compared by value.
+SELECT tscoll.create_collection('many_series', 't', 'm');
+INSERT INTO many_series (t, m, doc)
+SELECT '2024-07-01'::timestamptz + j * interval '10 seconds',
+       jsonb_build_object('s', 'series ' || lpad(s::text, 5, '0'), 'g', s % 3),
+       jsonb_build_object('i', s * 10 + j)
+  FROM generate_series(1, 1100) s, generate_series(0, 2) j
+ ORDER BY s, j;
+SELECT count(*) AS buckets, count(DISTINCT min_time) AS bounds FROM "system.buckets.many_series";
+SET tscoll.enable_bucket_pruning = off;
+CREATE TABLE many_series_plain AS SELECT t, m, doc FROM many_series;
+RESET tscoll.enable_bucket_pruning;
+SELECT q, in_order('many_series', q) = in_order('many_series_plain', q) AS same
+  FROM (VALUES ($$SELECT t, m->>'s' AS s, doc FROM %s ORDER BY t, s$$),
+               ($$SELECT t, m->>'s' AS s, doc FROM %s ORDER BY t, s DESC$$),
+               ($$SELECT t, m->>'s' AS s FROM %s WHERE m->>'s' < 'series 00040'
+                  ORDER BY t DESC, s DESC$$),
+               ($$SELECT t, (m->>'g')::int AS g, (doc->>'i')::int AS i FROM %s
+                  ORDER BY t, g DESC, i$$),
+               ($$SELECT t, m->'g' AS g, m->>'s' AS s FROM %s ORDER BY t, g, s DESC LIMIT 700$$))
+       AS queries(q);
+EXPLAIN (COSTS OFF) SELECT t, m->>'s' AS s, doc FROM many_series ORDER BY t, s;
