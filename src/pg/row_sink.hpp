@@ -11,9 +11,19 @@ extern "C" {
 
 namespace tscoll::pg {
 
+// Which of a bucket's measurements a reader wants: with a count, only the
+// `count` earliest (latest, with `latest`) within the time bounds, and
+// those tied with the last of them. A time merge under a LIMIT returns no
+// other (time_merge.cpp).
+struct FirstRows {
+    int64 count = 0;
+    bool latest = false;
+};
+
 class RowSink {
   public:
     virtual ~RowSink() = default;
+    FirstRows first;
     // The rows' columns.
     virtual TupleDesc desc() const = 0;
     // By-reference values stay in CurrentMemoryContext.

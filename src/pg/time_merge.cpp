@@ -1011,6 +1011,10 @@ Plan *time_merge(Sort *sort, int rows_needed, Rewrite *rewrite) {
             rewrite->next_plan_node_id++);
         outerPlan(loop) = claimed(sorted, rewrite->next_plan_node_id++);
     }
+    // Under a LIMIT, no row of a bucket after its first rows_needed is
+    // returned, unless a condition above the scan drops some of those.
+    if (rows_needed > 0 && loop->join.joinqual == NIL && loop->join.plan.qual == NIL)
+        tscoll::pg::keep_first_rows(innerPlan(loop), rows_needed, !ascending);
     List *&loop_targets = loop->join.plan.targetlist;
     Var *bound_var = makeVar(OUTER_VAR, bound, TIMESTAMPTZOID, -1, InvalidOid, 0);
     loop_targets = lappend(loop_targets, makeTargetEntry(reinterpret_cast<Expr *>(bound_var),

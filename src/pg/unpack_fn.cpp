@@ -12,6 +12,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <memory>
 #include <vector>
@@ -178,6 +179,31 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
 
 }  // namespace
 
+// Narrows `range` to the bucket's first measurements that the sink wants:
+// up to the time of the count-th (from it, for the latest), inclusive, so
+// that those tied with it stay.
+void keep_first(tscoll::pg::TimeRange &range, const tscoll::pg::FirstRows &first,
+                const tscoll::ObjectId &id, bytea *data, const std::string &time_field) {
+    if (first.count <= 0)
+        return;
+    std::vector<TimestampTz> times;
+    for (tscoll::UnixMicros t : tscoll::pg::decode_bucket_float8(id, data, time_field, {}).times)
+        if (range.contains(tscoll::pg::to_timestamptz(t)))
+            times.push_back(tscoll::pg::to_timestamptz(t));
+    if (times.size() <= static_cast<size_t>(first.count))
+        return;
+    auto count_th = times.begin() + (first.count - 1);
+    if (first.latest) {
+        std::nth_element(times.begin(), count_th, times.end(), std::greater<TimestampTz>());
+        range.lower = *count_th;
+        range.lower_strict = false;
+    } else {
+        std::nth_element(times.begin(), count_th, times.end());
+        range.upper = *count_th;
+        range.upper_strict = false;
+    }
+}
+
 // tscoll._unpack_fields(_id objectid, meta jsonb, data bytea, time_field
 // text, meta_field text, fields text[], lower timestamptz, lower_strict
 // boolean, upper timestamptz, upper_strict boolean) RETURNS SETOF record:
@@ -211,6 +237,7 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     }
     if (desc->natts != static_cast<int>(fields.size()) + 2)
         throw Error(tscoll::ErrorCode::Internal, "_unpack_fields: one column per field expected");
+    keep_first(*range, sink.first, *id, data, time_field);
     bool float8_only = std::all_of(fields.begin(), fields.end(), [&](const FieldColumn &f) {
         return (f.kind == 'f' || f.kind == 'o') && f.name != time_field && f.name != meta_field;
     });
@@ -363,6 +390,7 @@ void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         PG_NARGS() >= 9 ? tscoll::pg::time_range_arg(fcinfo, 5) : tscoll::pg::TimeRange{};
     if (!range)
         return;
+    keep_first(*range, sink.first, *id, data, time_field);
     BucketData bucket =
         decode_bucket(*id, data, nullptr, tscoll::pg::decode_window(*range, time_field));
     for (Value &m : bucket.measurements()) {

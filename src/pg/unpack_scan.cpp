@@ -100,6 +100,7 @@ struct UnpackScanState {
     uint64 capacity;
     uint64 next_row;
     bool unpacked;  // the current bucket's rows are made
+    tscoll::pg::FirstRows first;
 };
 
 // Appends the rows to the scan's buffer.
@@ -152,6 +153,8 @@ void begin_scan(CustomScanState *node, EState *estate, int eflags) {
                              nullptr);
     scan->bucket_context =
         AllocSetContextCreate(CurrentMemoryContext, "tscoll unpack scan", ALLOCSET_DEFAULT_SIZES);
+    scan->first.count = intVal(list_nth(plan->custom_private, 4));
+    scan->first.latest = intVal(list_nth(plan->custom_private, 5)) != 0;
 }
 
 // Makes the rows of the bucket whose values the arguments now read.
@@ -173,6 +176,7 @@ void unpack_bucket(UnpackScanState *scan) {
     }
     tscoll::pg::guarded([scan] {
         BufferSink sink(scan);
+        sink.first = scan->first;
         scan->rows(scan->fcinfo, sink);
     });
     MemoryContextSwitchTo(caller);
@@ -383,6 +387,12 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
     } else {
         ExplainPropertyText("Decoded Fields", "none (control.count)", es);
     }
+    if (int count = intVal(list_nth(plan->custom_private, 4)))
+        ExplainPropertyText(
+            "Rows Per Bucket",
+            psprintf("the %d %s and their ties", count,
+                     intVal(list_nth(plan->custom_private, 5)) ? "latest" : "earliest"),
+            es);
     if (es->verbose) {
         FuncExpr *call = makeFuncExpr(
             static_cast<Oid>(intVal(lsecond(plan->custom_private))), RECORDOID, args, InvalidOid,
@@ -556,6 +566,9 @@ Plan *unpack_scan(FunctionScan *scan, List *ancestors, List *rtable) {
         list_make4(makeInteger(unpacking), makeInteger(static_cast<int>(call->funcid)),
                    makeInteger(static_cast<int>(call->inputcollid)),
                    makeInteger(static_cast<int>(bucket_source(call, ancestors, rtable))));
+    // Each bucket's first rows only (keep_first_rows): none, all wanted.
+    custom->custom_private = lappend(custom->custom_private, makeInteger(0));
+    custom->custom_private = lappend(custom->custom_private, makeInteger(0));
     custom->custom_scan_tlist = scan_tlist;
     custom->custom_relids = bms_make_singleton(static_cast<int>(rti));
     custom->methods = &kScanMethods;
@@ -610,6 +623,19 @@ Oid measurement_unpack_source(const Plan *plan) {
     if (strcmp(symbol, "tscoll_unpack") != 0 && strcmp(symbol, "tscoll_unpack_fields") != 0)
         return InvalidOid;
     return static_cast<Oid>(intVal(lfourth(info)));
+}
+
+bool keep_first_rows(Plan *plan, int count, bool latest) {
+    auto *scan = reinterpret_cast<CustomScan *>(plan);
+    const char *symbol = kUnpackings[intVal(linitial(scan->custom_private))].symbol;
+    // _unpack_fields with measurement filters has 12 arguments.
+    bool filters =
+        strcmp(symbol, "tscoll_unpack_fields") == 0 && list_length(scan->custom_exprs) > 10;
+    if (!OidIsValid(measurement_unpack_source(plan)) || plan->qual != NIL || filters)
+        return false;
+    intVal(list_nth(scan->custom_private, 4)) = count;
+    intVal(list_nth(scan->custom_private, 5)) = latest ? 1 : 0;
+    return true;
 }
 
 }  // namespace tscoll::pg

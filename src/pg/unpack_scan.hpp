@@ -22,4 +22,10 @@ bool use_unpack_scans(PlannedStmt *stmt, int cursor_options);
 // InvalidOid.
 Oid measurement_unpack_source(const Plan *plan);
 
+// Has the unpack scan `plan` (of measurement_unpack_source) return only
+// each bucket's `count` earliest measurements (latest with `latest`) and
+// those tied with them. False, and nothing changed, when the scan filters
+// its rows: then the rows wanted may come after.
+bool keep_first_rows(Plan *plan, int count, bool latest);
+
 }  // namespace tscoll::pg

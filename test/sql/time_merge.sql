@@ -199,3 +199,31 @@ SELECT q, in_order('many_series', q) = in_order('many_series_plain', q) AS same
                ($$SELECT t, m->'g' AS g, m->>'s' AS s FROM %s ORDER BY t, g, s DESC LIMIT 700$$))
        AS queries(q);
 EXPLAIN (COSTS OFF) SELECT t, m->>'s' AS s, doc FROM many_series ORDER BY t, s;
+
+-- Under a LIMIT, an unpack scan returns only each bucket's first count +
+-- offset measurements by time and those tied with the last of them (the
+-- merge returns no other), unless a condition drops rows after the scan:
+-- then any may be needed. Here 40 measurements of one series at 4 times,
+-- out of order, in one bucket.
+SELECT tscoll.create_collection('ties', 't', 'm');
+INSERT INTO ties (t, m, doc)
+SELECT '2024-08-01'::timestamptz + (i * 7 % 4) * interval '1 minute', '{"s": 1}',
+       jsonb_build_object('i', i, 'odd', i % 2 = 1)
+  FROM generate_series(1, 40) i;
+SELECT count(*) AS buckets FROM "system.buckets.ties";
+SET tscoll.enable_bucket_pruning = off;
+CREATE TABLE ties_plain AS SELECT t, m, doc FROM ties;
+RESET tscoll.enable_bucket_pruning;
+EXPLAIN (COSTS OFF) SELECT t, doc FROM ties ORDER BY t, (doc->>'i')::int LIMIT 12;
+EXPLAIN (COSTS OFF) SELECT t, doc FROM ties WHERE doc->>'odd' = 'true'
+ ORDER BY t DESC, (doc->>'i')::int LIMIT 3;
+SELECT q, in_order('ties', q) = in_order('ties_plain', q) AS same
+  FROM (VALUES ($$SELECT t, doc FROM %s ORDER BY t, (doc->>'i')::int LIMIT 12$$),
+               ($$SELECT t, doc FROM %s ORDER BY t DESC, (doc->>'i')::int DESC LIMIT 3 OFFSET 9$$),
+               ($$SELECT t, (doc->>'i')::int AS i FROM %s ORDER BY t, i LIMIT 1$$),
+               ($$SELECT t, doc FROM %s WHERE doc->>'odd' = 'true'
+                  ORDER BY t DESC, (doc->>'i')::int LIMIT 3$$),
+               ($$SELECT t, doc FROM %s WHERE t > '2024-08-01 00:01'
+                  ORDER BY t, (doc->>'i')::int LIMIT 11$$))
+       AS queries(q);
+SELECT t, (doc->>'i')::int AS i FROM ties ORDER BY t, i LIMIT 12;
