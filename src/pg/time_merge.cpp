@@ -80,6 +80,7 @@ struct TimeMergeState {
     int width;  // of the loop's rows
     int nkeys;
     AttrNumber *key_columns;  // of the loop's rows; the first is the time
+    bool descending;          // the time's order
     SortSupport keys;
     int series_keys;          // keys 1 .. series_keys are the bucket row's
     int *series_key_of;       // per column: its series key, or -1
@@ -134,9 +135,16 @@ int compare_keys(TimeMergeState *merge, const Datum *a, const bool *a_nulls, con
     return 0;
 }
 
-// Whether time a comes before time b in the Sort's order.
-bool time_precedes(TimeMergeState *merge, Datum a, Datum b) {
-    return ApplySortComparator(a, false, b, false, &merge->keys[0]) < 0;
+// <0, 0, >0 as time a comes before, with, or after time b in the Sort's
+// order: the first key, a timestamptz never null (read_row checks).
+int compare_times(const TimeMergeState *merge, Datum a, Datum b) {
+    TimestampTz x = DatumGetTimestampTz(a), y = DatumGetTimestampTz(b);
+    int ascending = x < y ? -1 : x > y;
+    return merge->descending ? -ascending : ascending;
+}
+
+bool time_precedes(const TimeMergeState *merge, Datum a, Datum b) {
+    return compare_times(merge, a, b) < 0;
 }
 
 bool head_precedes(TimeMergeState *merge, int a, int b) {
@@ -146,7 +154,8 @@ bool head_precedes(TimeMergeState *merge, int a, int b) {
     const Datum *yv = row_values(merge, y, y->next);
     const bool *xn = row_nulls(merge, x, x->next);
     const bool *yn = row_nulls(merge, y, y->next);
-    int c = compare_keys(merge, xv, xn, yv, yn, 0, 1);
+    int time = merge->key_columns[0] - 1;
+    int c = compare_times(merge, xv[time], yv[time]);
     if (c == 0 && x->series != nullptr && y->series != nullptr)
         c = x->series->rank < y->series->rank ? -1 : x->series->rank > y->series->rank;
     else if (c == 0)
@@ -372,7 +381,8 @@ bool row_precedes_last(TimeMergeState *merge, const Run *run, const Datum *value
                        const bool *nulls) {
     const Datum *last = row_values(merge, run, run->count - 1);
     const bool *last_nulls = row_nulls(merge, run, run->count - 1);
-    int c = compare_keys(merge, values, nulls, last, last_nulls, 0, 1);
+    int time = merge->key_columns[0] - 1;
+    int c = compare_times(merge, values[time], last[time]);
     if (c == 0)
         c = compare_keys(merge, values, nulls, last, last_nulls, 1 + merge->series_keys,
                          merge->nkeys);
@@ -577,6 +587,8 @@ void begin_merge(CustomScanState *node, EState *estate, int eflags) {
         PrepareSortSupportFromOrderingOp(merge->operators[k], key);
     }
     merge->series_keys = intVal(list_nth(plan->custom_private, 6));
+    merge->descending =
+        merge->operators[0] != lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_LT_OPR)->lt_opr;
     TupleDesc desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
     merge->width = desc->natts;
     merge->by_reference = static_cast<bool *>(palloc(merge->width * sizeof(bool)));
@@ -956,6 +968,45 @@ bool reads_inner(Node *node, void *) {
     return expression_tree_walker(node, tscoll::pg::walker(reads_inner), nullptr);
 }
 
+bool reads_param(Node *node, void *) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Param))
+        return true;
+    return expression_tree_walker(node, tscoll::pg::walker(reads_param), nullptr);
+}
+
+// `node`, an expression over the rows of `scan` (OUTER_VAR), over the
+// relation `scan` reads.
+Node *over_scan(Node *node, Plan *scan) {
+    if (node != nullptr && IsA(node, Var) && reinterpret_cast<Var *>(node)->varno == OUTER_VAR) {
+        auto *var = reinterpret_cast<Var *>(node);
+        return reinterpret_cast<Node *>(
+            copyObjectImpl(list_nth_node(TargetEntry, scan->targetlist, var->varattno - 1)->expr));
+    }
+    return expression_tree_mutator(node, tscoll::pg::mutator(over_scan), scan);
+}
+
+// The loop's output expressions of the bucket row alone (meta->>'k') are
+// computed once per bucket, by the scan of the buckets, not for each row.
+void hoist_bucket_expressions(NestLoop *loop, Plan *scan) {
+    ListCell *lc;
+    foreach (lc, loop->join.plan.targetlist) {
+        auto *entry = lfirst_node(TargetEntry, lc);
+        Node *expr = reinterpret_cast<Node *>(entry->expr);
+        if (IsA(expr, Var) || IsA(expr, Const) || reads_inner(expr, nullptr) ||
+            reads_param(expr, nullptr) || contain_volatile_functions(expr))
+            continue;
+        auto resno = static_cast<AttrNumber>(list_length(scan->targetlist) + 1);
+        scan->targetlist = lappend(
+            scan->targetlist,
+            makeTargetEntry(reinterpret_cast<Expr *>(over_scan(expr, scan)), resno,
+                            entry->resname != nullptr ? pstrdup(entry->resname) : nullptr, true));
+        entry->expr = reinterpret_cast<Expr *>(
+            makeVar(OUTER_VAR, resno, exprType(expr), exprTypmod(expr), exprCollation(expr), 0));
+    }
+}
+
 // How many of the Sort's keys after the time are the same for all the rows
 // of a bucket: expressions of the bucket row alone.
 int series_keys(NestLoop *loop, const Sort *sort) {
@@ -993,6 +1044,7 @@ Plan *time_merge(Sort *sort, int rows_needed, Rewrite *rewrite) {
         scan_column(outer, buckets, ascending ? "min_time" : "max_time", rewrite->rtable);
     if (bound == 0)
         return nullptr;
+    hoist_bucket_expressions(loop, outer);
     if (!outer->parallel_aware) {
         outerPlan(loop) =
             sorted_by(outer, {bound}, {sort->sortOperators[0]}, rewrite->next_plan_node_id++);
