@@ -114,6 +114,7 @@ struct TimeMergeState {
 // sorted insertion per run.
 constexpr int kMaxRankedSeries = 1024;
 constexpr int64 kRankSpacing = int64{1} << 32;
+constexpr int64 kMaxRank = int64{1} << 62;  // series appended for ever spread again
 
 Datum *row_values(const TimeMergeState *merge, const Run *run, int row) {
     return run->values + static_cast<size_t>(row) * merge->width;
@@ -262,7 +263,7 @@ Series *series_of(TimeMergeState *merge, const Datum *values, const bool *nulls)
     int64 before = at > 0 ? merge->ranked[at - 1]->rank : 0;
     int64 after =
         at + 1 < merge->ranked_count ? merge->ranked[at + 1]->rank : before + 2 * kRankSpacing;
-    if (after - before < 2)
+    if (after - before < 2 || after > kMaxRank)
         spread_ranks(merge);
     else
         series->rank = before + (after - before) / 2;

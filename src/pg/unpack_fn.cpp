@@ -177,8 +177,6 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
     }
 }
 
-}  // namespace
-
 // Narrows `range` to the bucket's first measurements that the sink wants:
 // up to the time of the count-th (from it, for the latest), inclusive, so
 // that those tied with it stay.
@@ -203,6 +201,8 @@ void keep_first(tscoll::pg::TimeRange &range, const tscoll::pg::FirstRows &first
         range.upper_strict = false;
     }
 }
+
+}  // namespace
 
 // tscoll._unpack_fields(_id objectid, meta jsonb, data bytea, time_field
 // text, meta_field text, fields text[], lower timestamptz, lower_strict

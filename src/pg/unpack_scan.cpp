@@ -626,12 +626,12 @@ Oid measurement_unpack_source(const Plan *plan) {
 }
 
 bool keep_first_rows(Plan *plan, int count, bool latest) {
+    if (!OidIsValid(measurement_unpack_source(plan)) || plan->qual != NIL)
+        return false;
     auto *scan = reinterpret_cast<CustomScan *>(plan);
     const char *symbol = kUnpackings[intVal(linitial(scan->custom_private))].symbol;
     // _unpack_fields with measurement filters has 12 arguments.
-    bool filters =
-        strcmp(symbol, "tscoll_unpack_fields") == 0 && list_length(scan->custom_exprs) > 10;
-    if (!OidIsValid(measurement_unpack_source(plan)) || plan->qual != NIL || filters)
+    if (strcmp(symbol, "tscoll_unpack_fields") == 0 && list_length(scan->custom_exprs) > 10)
         return false;
     intVal(list_nth(scan->custom_private, 4)) = count;
     intVal(list_nth(scan->custom_private, 5)) = latest ? 1 : 0;
