@@ -83,6 +83,29 @@ class ByteReader {
         pos_ += n;
         return s;
     }
+    // Reads n varints, calling each(v) for each: the loop keeps its place
+    // in locals, which the stores of `each` cannot make it load again.
+    template <typename Each>
+    void varints(uint64_t n, Each &&each) {
+        const auto *begin = reinterpret_cast<const uint8_t *>(in_.data());
+        const uint8_t *p = begin + pos_;
+        const uint8_t *end = begin + in_.size();
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t v = 0;
+            for (int shift = 0;; shift += 7) {
+                if (shift >= 64)
+                    corrupt("varint too long");
+                if (p == end)
+                    corrupt("unexpected end of data");
+                uint8_t b = *p++;
+                v |= static_cast<uint64_t>(b & 0x7f) << shift;
+                if ((b & 0x80) == 0)
+                    break;
+            }
+            each(v);
+        }
+        pos_ = static_cast<size_t>(p - begin);
+    }
     // A count of items, each at least one byte long.
     uint64_t count() {
         uint64_t n = varint();

@@ -21,6 +21,14 @@ void reserve_more(std::vector<T> &out, uint64_t n) {
     out.reserve(out.size() + n);
 }
 
+// Where n more values of `out` are to be written.
+template <typename T>
+T *grown(std::vector<T> &out, uint64_t n) {
+    size_t at = out.size();
+    out.resize(at + n);
+    return out.data() + at;
+}
+
 }  // namespace
 
 void write_dates(ByteWriter &w, const std::vector<int64_t> &dates) {
@@ -36,14 +44,14 @@ void write_dates(ByteWriter &w, const std::vector<int64_t> &dates) {
 
 void read_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
     check_items(r, n);
-    reserve_more(out, n);
+    int64_t *to = grown(out, n);
     int64_t previous = 0;
     int64_t delta = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        delta = wrapping_add(delta, unzigzag(r.varint()));
+    r.varints(n, [&](uint64_t v) {
+        delta = wrapping_add(delta, unzigzag(v));
         previous = wrapping_add(previous, delta);
-        out.push_back(previous);
-    }
+        *to++ = previous;
+    });
 }
 
 void write_integers(ByteWriter &w, const std::vector<int64_t> &integers) {
@@ -56,12 +64,12 @@ void write_integers(ByteWriter &w, const std::vector<int64_t> &integers) {
 
 void read_integers(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
     check_items(r, n);
-    reserve_more(out, n);
+    int64_t *to = grown(out, n);
     int64_t previous = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        previous = wrapping_add(previous, unzigzag(r.varint()));
-        out.push_back(previous);
-    }
+    r.varints(n, [&](uint64_t v) {
+        previous = wrapping_add(previous, unzigzag(v));
+        *to++ = previous;
+    });
 }
 
 namespace {
@@ -113,12 +121,13 @@ void read_decimals(ByteReader &r, uint64_t n, std::vector<double> &out) {
     if (scale > kMaxScale)
         corrupt("decimal scale " + std::to_string(scale));
     check_items(r, n);
-    reserve_more(out, n);
+    double *to = grown(out, n);
+    double divisor = kPowersOfTen[scale];
     int64_t k = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        k = wrapping_add(k, unzigzag(r.varint()));
-        out.push_back(static_cast<double>(k) / kPowersOfTen[scale]);
-    }
+    r.varints(n, [&](uint64_t v) {
+        k = wrapping_add(k, unzigzag(v));
+        *to++ = static_cast<double>(k) / divisor;
+    });
 }
 
 namespace {

@@ -254,6 +254,11 @@ TEST(BucketData, Version2BlocksAreChecked) {
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x09\x0a", 9), "unknown column codec", 2);
     // more values than bits in the block
     expect_corrupt(std::string("\x40\x00\x01\x01t\x40\x02\x01\x00", 9), "too many values", 2);
+    // a date whose varint runs past the block, or past 64 bits
+    expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x01\x80", 9), "unexpected end", 2);
+    expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x0c\x01", 8) + std::string(10, '\x80') +
+                       std::string("\x00", 1),
+                   "varint too long", 2);
     // an XOR double that is NaN
     expect_corrupt(
         std::string("\x01\x00\x01\x01t\x01\x0a\x04\x08\x7f\xf8\x00\x00\x00\x00\x00\x00", 17),
