@@ -664,9 +664,9 @@ void read_float8(Reader &r, Float8Column &c, int64_t &previous_date) {
 }
 
 // A version 2 column as float8: numbers as doubles, other values whole.
-void read_float8_values(Reader &r, const std::vector<uint32_t> &positions, Float8Column &c) {
+void read_float8_values(Reader &r, std::vector<uint32_t> positions, Float8Column &c) {
     size_t n = positions.size();
-    c.positions = positions;
+    c.positions = std::move(positions);
     c.numbers.reserve(n);
     switch (static_cast<Codec>(r.peek())) {
         case Codec::Tagged: {
@@ -699,7 +699,7 @@ void read_float8_values(Reader &r, const std::vector<uint32_t> &positions, Float
             return;
         default: {
             BucketColumn values;
-            read_values(r, positions, {}, values);
+            read_values(r, c.positions, {}, values);
             for (Value &v : values.values) {
                 c.others.emplace_back(static_cast<uint32_t>(c.numbers.size()), std::move(v));
                 c.numbers.push_back(0);
@@ -794,7 +794,7 @@ Float8Columns BucketData::decode_float8(std::string_view bytes, const std::strin
             if (is_time)
                 read_times(block, positions, result.times);
             else
-                read_float8_values(block, positions, *column);
+                read_float8_values(block, std::move(positions), *column);
             check_end(block, head.name);
         }
     }
