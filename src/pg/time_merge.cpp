@@ -1097,6 +1097,20 @@ Plan *time_merge(Sort *sort, int rows_needed, Rewrite *rewrite) {
     return &merge->scan.plan;
 }
 
+// Whether `plan` returns its child's rows as they are, column for column.
+bool passes_on(const Plan *plan) {
+    if (list_length(plan->targetlist) != list_length(outerPlan(plan)->targetlist))
+        return false;
+    ListCell *lc;
+    foreach (lc, plan->targetlist) {
+        auto *var = reinterpret_cast<Var *>(lfirst_node(TargetEntry, lc)->expr);
+        if (!IsA(var, Var) || var->varno != OUTER_VAR ||
+            var->varattno != lfirst_node(TargetEntry, lc)->resno)
+            return false;
+    }
+    return true;
+}
+
 // The time merge, in one process, in place of a Gather Merge of Sorts that
 // it could replace, for a plan without a LIMIT: its rows stream out as the
 // buckets are read, while the Gather Merge waits for every participant to
@@ -1106,7 +1120,7 @@ Plan *serial_time_merge(GatherMerge *gather, Rewrite *rewrite) {
     auto *sort = reinterpret_cast<Sort *>(outerPlan(&gather->plan));
     auto *loop = sort != nullptr && IsA(sort, Sort) ? outerPlan(&sort->plan) : nullptr;
     Plan *outer = loop != nullptr && IsA(loop, NestLoop) ? outerPlan(loop) : nullptr;
-    if (outer == nullptr || !outer->parallel_aware)
+    if (outer == nullptr || !outer->parallel_aware || !passes_on(&gather->plan))
         return nullptr;
     outer->parallel_aware = false;
     Plan *merge = time_merge(sort, 0, rewrite);
