@@ -750,6 +750,8 @@ void read_v1_float8(Reader &r, const ColumnHead &head, uint32_t count, bool is_t
 
 Float8Cursor::Entry Float8Cursor::at(uint32_t position) {
     const std::vector<uint32_t> &positions = column_->positions;
+    if (dense_)
+        next_ = std::max<size_t>(next_, position);
     while (next_ < positions.size() && positions[next_] < position)
         next_++;
     if (next_ >= positions.size() || positions[next_] != position)

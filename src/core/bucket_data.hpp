@@ -33,7 +33,10 @@ struct Float8Column {
 // Walks a Float8Column by ascending measurement position.
 class Float8Cursor {
   public:
-    explicit Float8Cursor(const Float8Column &column) : column_(&column) {}
+    explicit Float8Cursor(const Float8Column &column)
+        : column_(&column),
+          dense_(column.positions.empty() ||
+                 column.positions.back() + size_t{1} == column.positions.size()) {}
     struct Entry {
         bool present = false;          // whether the measurement has the field
         const Value *other = nullptr;  // its value when not a number read as double
@@ -44,6 +47,7 @@ class Float8Cursor {
 
   private:
     const Float8Column *column_;
+    bool dense_;        // positions are 0, 1, 2 ...: index and position are one
     size_t next_ = 0;   // into positions
     size_t other_ = 0;  // into others
 };

@@ -370,5 +370,37 @@ TEST(BucketData, ExtremeDatesFormatWithoutOverflow) {
     EXPECT_EQ(format_canonical_date(INT64_MAX).rfind("+2", 0), 0u);
 }
 
+// A cursor finds each position's entry, whether it steps or skips ahead,
+// in dense and sparse columns, numbers and other values.
+TEST(Float8Cursor, FindsPositionsSteppingOrSkipping) {
+    Float8Column dense;
+    dense.positions = {0, 1, 2, 3, 4};
+    dense.numbers = {10, 11, 0, 13, 14};
+    dense.others = {{2, Value::string("x")}};
+    Float8Column sparse;
+    sparse.positions = {1, 3, 4};
+    sparse.numbers = {21, 0, 24};
+    sparse.others = {{1, Value::string("y")}};
+    for (const std::vector<uint32_t> &visits :
+         {std::vector<uint32_t>{0, 1, 2, 3, 4}, std::vector<uint32_t>{1, 4},
+          std::vector<uint32_t>{2, 3}, std::vector<uint32_t>{4, 5}}) {
+        Float8Cursor d(dense), s(sparse);
+        for (uint32_t p : visits) {
+            Float8Cursor::Entry e = d.at(p);
+            EXPECT_EQ(e.present, p < 5) << p;
+            EXPECT_EQ(e.other != nullptr, p == 2) << p;
+            if (e.present && e.other == nullptr) {
+                EXPECT_EQ(e.number, 10 + p);
+            }
+            e = s.at(p);
+            EXPECT_EQ(e.present, p == 1 || p == 3 || p == 4) << p;
+            EXPECT_EQ(e.other != nullptr, p == 3) << p;
+            if (e.present && e.other == nullptr) {
+                EXPECT_EQ(e.number, 20 + p);
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace tscoll
