@@ -91,7 +91,6 @@ struct TimeMergeState {
     MemoryContext rows_context;
     Series **ranked;  // by rank
     int ranked_count;
-    int ranked_capacity;
     Run **heap;  // the closed runs, by their heads
     int heap_size;
     int heap_capacity;
@@ -657,9 +656,10 @@ void explain_merge(CustomScanState *node, List *ancestors, ExplainState *es) {
     ExplainPropertyList("Merge Key", keys, es);
     if (int rows_needed = intVal(list_nth(plan->custom_private, 5)))
         ExplainPropertyInteger("Rows Kept Per Run", nullptr, rows_needed, es);
-    auto *last = static_cast<TargetEntry *>(llast(plan->custom_scan_tlist));
+    auto *bound = list_nth_node(TargetEntry, plan->custom_scan_tlist,
+                                intVal(list_nth(plan->custom_private, 4)) - 1);
     ExplainPropertyText("Buckets In Order Of",
-                        deparse_expression(reinterpret_cast<Node *>(last->expr), context,
+                        deparse_expression(reinterpret_cast<Node *>(bound->expr), context,
                                            list_length(es->rtable) > 1, false),
                         es);
 }
