@@ -309,6 +309,7 @@ enum class Codec : uint8_t {
     Decimals = 3,
     Xor = 4,
     ObjectIds = 5,
+    PackedDecimals = 6,
 };
 
 // A column of numbers in a typed codec: integers when all are, doubles when
@@ -339,8 +340,13 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
     } else if (!all_doubles) {
         return false;
     } else if (std::optional<uint8_t> scale = codec::decimal_scale(doubles)) {
-        w.byte(static_cast<uint8_t>(Codec::Decimals));
-        codec::write_decimals(w, doubles, *scale);
+        if (codec::packed_is_no_larger(doubles, *scale)) {
+            w.byte(static_cast<uint8_t>(Codec::PackedDecimals));
+            codec::write_packed_decimals(w, doubles, *scale);
+        } else {
+            w.byte(static_cast<uint8_t>(Codec::Decimals));
+            codec::write_decimals(w, doubles, *scale);
+        }
     } else {
         w.byte(static_cast<uint8_t>(Codec::Xor));
         codec::write_xor(w, doubles);
@@ -450,6 +456,10 @@ Body open_body(std::string_view bytes) {
     uint64_t count = r.varint();
     if (count > UINT32_MAX)
         corrupt("count out of range");
+    // Every measurement's time takes at least a bit, which bounds what a
+    // read allocates by the size of the data.
+    if (count > 8 * bytes.size())
+        corrupt("more measurements than bits of data");
     uint64_t size = r.varint();
     uint64_t columns = r.count();
     return Body{r, version, static_cast<uint32_t>(count), size, columns};
@@ -472,8 +482,7 @@ ColumnHead next_column(Body &b) {
     }
     head.n = r.varint();
     head.block = r.bytes(r.varint());
-    // Every value takes at least a bit, which bounds what is allocated.
-    if (head.n > b.count || head.n > 8 * head.block.size())
+    if (head.n > b.count)
         corrupt("too many values in field \"" + std::string(head.name) + "\"");
     return head;
 }
@@ -562,6 +571,15 @@ void read_values(Reader &r, const std::vector<uint32_t> &positions,
             else
                 codec::read_xor(r, n, doubles);
             add_kept(doubles, double_value);
+            return;
+        }
+        case Codec::PackedDecimals: {
+            codec::PackedDecimals packed = codec::read_packed_decimals(r, n);
+            for (size_t i = 0; i < n; i++)
+                if (keep(i)) {
+                    c.positions.push_back(positions[i]);
+                    c.values.push_back(double_value(packed.at(i)));
+                }
             return;
         }
         case Codec::ObjectIds: {
@@ -664,11 +682,16 @@ void read_float8(Reader &r, Float8Column &c, int64_t &previous_date) {
 }
 
 // A version 2 column as float8: numbers as doubles, other values whole.
-void read_float8_values(Reader &r, std::vector<uint32_t> positions, Float8Column &c) {
-    size_t n = positions.size();
-    c.positions = std::move(positions);
-    c.numbers.reserve(n);
-    switch (static_cast<Codec>(r.peek())) {
+// A dense column keeps no positions.
+void read_float8_values(Reader &r, uint64_t n, uint32_t count, std::string_view name,
+                        Float8Column &c) {
+    c.dense = n == count;
+    if (!c.dense)
+        c.positions = read_positions(r, n, count, name);
+    Codec kind = static_cast<Codec>(r.peek());
+    if (kind != Codec::PackedDecimals)
+        c.numbers.reserve(n);
+    switch (kind) {
         case Codec::Tagged: {
             r.byte();
             int64_t previous_date = 0;
@@ -688,6 +711,10 @@ void read_float8_values(Reader &r, std::vector<uint32_t> positions, Float8Column
             r.byte();
             codec::read_decimals(r, n, c.numbers);
             return;
+        case Codec::PackedDecimals:
+            r.byte();
+            c.packed = codec::read_packed_decimals(r, n);
+            return;
         case Codec::Xor:
             r.byte();
             codec::read_xor(r, n, c.numbers);
@@ -699,7 +726,7 @@ void read_float8_values(Reader &r, std::vector<uint32_t> positions, Float8Column
             return;
         default: {
             BucketColumn values;
-            read_values(r, c.positions, {}, values);
+            read_values(r, c.dense ? read_positions(r, n, count, name) : c.positions, {}, values);
             for (Value &v : values.values) {
                 c.others.emplace_back(static_cast<uint32_t>(c.numbers.size()), std::move(v));
                 c.numbers.push_back(0);
@@ -709,15 +736,16 @@ void read_float8_values(Reader &r, std::vector<uint32_t> positions, Float8Column
     }
 }
 
-// A version 2 time column: every measurement's time.
-void read_times(Reader &r, const std::vector<uint32_t> &positions, std::vector<UnixMicros> &times) {
+// A version 2 time column, which every measurement has (no positions
+// stored): every measurement's time.
+void read_times(Reader &r, uint32_t count, std::vector<UnixMicros> &times) {
     if (static_cast<Codec>(r.peek()) == Codec::Dates) {
         r.byte();
-        codec::read_dates(r, positions.size(), times);
+        codec::read_dates(r, count, times);
         return;
     }
     BucketColumn values;
-    read_values(r, positions, {}, values);
+    read_values(r, read_positions(r, count, count, ""), {}, values);
     for (const Value &v : values.values) {
         if (!v.is(Value::Kind::Date))
             corrupt("a measurement has no time");
@@ -750,18 +778,22 @@ void read_v1_float8(Reader &r, const ColumnHead &head, uint32_t count, bool is_t
 
 Float8Cursor::Entry Float8Cursor::at(uint32_t position) {
     const std::vector<uint32_t> &positions = column_->positions;
-    if (dense_)
-        next_ = std::max<size_t>(next_, position);
-    while (next_ < positions.size() && positions[next_] < position)
-        next_++;
-    if (next_ >= positions.size() || positions[next_] != position)
-        return Entry{};
+    if (dense_) {
+        if (position >= column_->size())
+            return Entry{};
+        next_ = position;
+    } else {
+        while (next_ < positions.size() && positions[next_] < position)
+            next_++;
+        if (next_ >= positions.size() || positions[next_] != position)
+            return Entry{};
+    }
     const auto &others = column_->others;
     while (other_ < others.size() && others[other_].first < next_)
         other_++;
     if (other_ < others.size() && others[other_].first == next_)
         return Entry{true, &others[other_].second, 0};
-    return Entry{true, nullptr, column_->numbers[next_]};
+    return Entry{true, nullptr, column_->number(next_)};
 }
 
 Float8Columns BucketData::decode_float8(std::string_view bytes, const std::string &time_field,
@@ -792,11 +824,10 @@ Float8Columns BucketData::decode_float8(std::string_view bytes, const std::strin
             read_v1_float8(b.reader, head, b.count, is_time, column, result.times);
         } else if (is_time || column != nullptr) {
             Reader block(head.block);
-            std::vector<uint32_t> positions = read_positions(block, head.n, b.count, head.name);
             if (is_time)
-                read_times(block, positions, result.times);
+                read_times(block, b.count, result.times);
             else
-                read_float8_values(block, std::move(positions), *column);
+                read_float8_values(block, head.n, b.count, head.name, *column);
             check_end(block, head.name);
         }
     }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/column_codec.hpp"
 #include "core/value.hpp"
 
 namespace tscoll {
@@ -25,9 +26,15 @@ struct BucketColumn {
 // and doubles as their double, any other value kept whole for the reader to
 // cast as float8 casts its text.
 struct Float8Column {
+    bool dense = false;               // every measurement has the field: positions left empty
     std::vector<uint32_t> positions;  // strictly increasing
     std::vector<double> numbers;      // numbers[i] belongs to positions[i], unless in others
     std::vector<std::pair<uint32_t, Value>> others;  // (index into positions, value), ascending
+    // In place of numbers, for packed decimals: decoded only when read.
+    std::optional<codec::PackedDecimals> packed;
+
+    size_t size() const { return packed ? packed->size() : numbers.size(); }
+    double number(size_t i) const { return packed ? packed->at(i) : numbers[i]; }
 };
 
 // Walks a Float8Column by ascending measurement position.
@@ -35,8 +42,9 @@ class Float8Cursor {
   public:
     explicit Float8Cursor(const Float8Column &column)
         : column_(&column),
-          dense_(column.positions.empty() ||
-                 column.positions.back() + size_t{1} == column.positions.size()) {}
+          dense_(column.dense || (!column.positions.empty() &&
+                                  column.positions.back() + size_t{1} == column.positions.size())) {
+    }
     struct Entry {
         bool present = false;          // whether the measurement has the field
         const Value *other = nullptr;  // its value when not a number read as double

@@ -132,6 +132,93 @@ void read_decimals(ByteReader &r, uint64_t n, std::vector<double> &out) {
 
 namespace {
 
+constexpr unsigned kMaxPackedWidth = 55;  // |k| <= 2^53, so k - least <= 2^54
+
+std::vector<int64_t> scaled_all(const std::vector<double> &doubles, uint8_t scale) {
+    std::vector<int64_t> ks;
+    ks.reserve(doubles.size());
+    for (double d : doubles)
+        ks.push_back(*scaled(d, scale));
+    return ks;
+}
+
+size_t varint_size(uint64_t v) {
+    size_t size = 1;
+    for (; v >= 0x80; v >>= 7)
+        size++;
+    return size;
+}
+
+unsigned bit_width(uint64_t v) {
+    return v == 0 ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(v));
+}
+
+struct Frame {
+    int64_t base = 0;
+    unsigned width = 0;
+};
+
+Frame frame_of(const std::vector<int64_t> &ks) {
+    if (ks.empty())
+        return {};
+    auto [least, most] = std::minmax_element(ks.begin(), ks.end());
+    return {*least, bit_width(static_cast<uint64_t>(*most - *least))};
+}
+
+}  // namespace
+
+bool packed_is_no_larger(const std::vector<double> &doubles, uint8_t scale) {
+    std::vector<int64_t> ks = scaled_all(doubles, scale);
+    size_t deltas = 0;
+    int64_t previous = 0;
+    for (int64_t k : ks) {
+        deltas += varint_size(zigzag(k - previous));
+        previous = k;
+    }
+    Frame frame = frame_of(ks);
+    size_t packed = 1 + varint_size(zigzag(frame.base)) + (ks.size() * frame.width + 7) / 8;
+    return packed <= deltas;
+}
+
+void write_packed_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
+    std::vector<int64_t> ks = scaled_all(doubles, scale);
+    Frame frame = frame_of(ks);
+    w.byte(scale);
+    w.varint(zigzag(frame.base));
+    w.byte(static_cast<uint8_t>(frame.width));
+    std::string bits((ks.size() * frame.width + 7) / 8, '\0');
+    uint64_t bit = 0;
+    for (int64_t k : ks) {
+        uint64_t offset = static_cast<uint64_t>(k - frame.base);
+        for (unsigned b = 0; b < frame.width; b++, bit++)
+            if (offset >> b & 1)
+                bits[bit / 8] = static_cast<char>(bits[bit / 8] | 1 << (bit % 8));
+    }
+    w.bytes(bits);
+}
+
+PackedDecimals read_packed_decimals(ByteReader &r, uint64_t n) {
+    PackedDecimals p;
+    uint8_t scale = r.byte();
+    if (scale > kMaxScale)
+        corrupt("decimal scale " + std::to_string(scale));
+    int64_t base = unzigzag(r.varint());
+    unsigned width = r.byte();
+    if (width > kMaxPackedWidth || !(std::fabs(static_cast<double>(base)) <= kMaxExactInteger))
+        corrupt("packed decimals out of range");
+    std::string_view bits = r.bytes((n * width + 7) / 8);
+    p.bits_.reserve(bits.size() + sizeof(uint64_t));
+    p.bits_.append(bits).append(sizeof(uint64_t), '\0');
+    p.size_ = n;
+    p.base_ = base;
+    p.mask_ = (uint64_t{1} << width) - 1;
+    p.width_ = width;
+    p.divisor_ = kPowersOfTen[scale];
+    return p;
+}
+
+namespace {
+
 class BitWriter {
   public:
     // The low `bits` bits of v, most significant first.

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/byte_io.hpp"
@@ -31,6 +33,37 @@ void read_integers(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
 std::optional<uint8_t> decimal_scale(const std::vector<double> &doubles);
 void write_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
 void read_decimals(ByteReader &r, uint64_t n, std::vector<double> &out);
+
+// The same doubles as frame of reference: the least k, then each k minus it
+// in a fixed number of bits, least significant first. Any one of them reads
+// without the others, so a reader that keeps a few rows decodes only those.
+// Written in place of the deltas when no larger.
+class PackedDecimals {
+  public:
+    size_t size() const { return size_; }
+    double at(size_t i) const {
+        uint64_t bit = i * width_;
+        uint64_t word;
+        std::memcpy(&word, bits_.data() + bit / 8, sizeof word);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        word = __builtin_bswap64(word);
+#endif
+        uint64_t offset = (word >> (bit % 8)) & mask_;
+        return static_cast<double>(base_ + static_cast<int64_t>(offset)) / divisor_;
+    }
+
+  private:
+    friend PackedDecimals read_packed_decimals(ByteReader &r, uint64_t n);
+    std::string bits_;  // the packed offsets, then 8 zero bytes for whole-word loads
+    size_t size_ = 0;
+    int64_t base_ = 0;
+    uint64_t mask_ = 0;
+    unsigned width_ = 0;
+    double divisor_ = 1;
+};
+bool packed_is_no_larger(const std::vector<double> &doubles, uint8_t scale);
+void write_packed_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
+PackedDecimals read_packed_decimals(ByteReader &r, uint64_t n);
 
 // Any doubles: Gorilla's XOR with the previous value, bit-packed.
 void write_xor(ByteWriter &w, const std::vector<double> &doubles);

@@ -210,7 +210,9 @@ void expect_corrupt(const std::string &body, const std::string &why, char versio
 // then exhaust memory or hand PostgreSQL values jsonb cannot hold.
 TEST(BucketData, FuzzFindingsAreRefused) {
     // count 4,000,000,000 and no column: measurements() would allocate them all
-    expect_corrupt(std::string("\x80\xd0\xac\xf3\x0e\x00\x00", 7), "no field is present");
+    expect_corrupt(std::string("\x80\xd0\xac\xf3\x0e\x00\x00", 7), "more measurements than bits");
+    // count 8 and no column
+    expect_corrupt(std::string("\x08\x00\x00", 3), "no field is present");
     // one column "t", one string value 0xff
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x00\x06\x01\xff", 11), "not UTF-8");
     // a NUL inside a key
@@ -252,8 +254,10 @@ TEST(BucketData, Version2BlocksAreChecked) {
     // "t": 1 value, block: dates codec, one date 5
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x03\x01\x0a\x00", 10), "trailing bytes", 2);
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x09\x0a", 9), "unknown column codec", 2);
-    // more values than bits in the block
-    expect_corrupt(std::string("\x40\x00\x01\x01t\x40\x02\x01\x00", 9), "too many values", 2);
+    // more values than measurements, more measurements than bits of data
+    expect_corrupt(std::string("\x01\x00\x01\x01t\x02\x02\x01\x00", 9), "too many values", 2);
+    expect_corrupt(std::string("\x80\x02\x00\x01\x01t\x01\x02\x01\x00", 10),
+                   "more measurements than bits", 2);
     // a date whose varint runs past the block, or past 64 bits
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x01\x80", 9), "unexpected end", 2);
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x0c\x01", 8) + std::string(10, '\x80') +
@@ -345,10 +349,12 @@ TEST(BucketData, Float8ColumnsHoldWhatDecodeBuilds) {
             const BucketColumn *e = nullptr;
             for (const BucketColumn &column : exact.columns())
                 e = column.name == fields[f] ? &column : e;
-            ASSERT_EQ(c.positions.size(), e != nullptr ? e->positions.size() : 0u) << fields[f];
+            ASSERT_EQ(c.size(), e != nullptr ? e->positions.size() : 0u) << fields[f];
+            EXPECT_EQ(c.dense, c.size() > 0 && c.size() == inserted.size()) << fields[f];
+            EXPECT_EQ(c.positions.size(), c.dense ? 0 : c.size()) << fields[f];
             size_t other = 0;
-            for (size_t i = 0; i < c.positions.size(); i++) {
-                EXPECT_EQ(c.positions[i], e->positions[i]);
+            for (size_t i = 0; i < c.size(); i++) {
+                EXPECT_EQ(c.dense ? i : c.positions[i], e->positions[i]);
                 const Value &v = e->values[i];
                 bool is_other = other < c.others.size() && c.others[other].first == i;
                 if (is_other) {
@@ -357,12 +363,77 @@ TEST(BucketData, Float8ColumnsHoldWhatDecodeBuilds) {
                     EXPECT_TRUE(!v.is(Value::Kind::Number) || !v.as_number().float8);
                 } else {
                     ASSERT_TRUE(v.is(Value::Kind::Number));
-                    EXPECT_EQ(c.numbers[i], v.as_number().float8.value());
+                    EXPECT_EQ(c.number(i), v.as_number().float8.value());
                 }
             }
             EXPECT_EQ(other, c.others.size());
         }
     }
+}
+
+// Decimals in a frame of reference: constant columns, negative values, a
+// span of 53 bits and the largest scale read back bit for bit, each
+// position on its own, and the packed form is chosen where it is smaller.
+TEST(BucketData, PackedDecimalsReadEachValueAlone) {
+    std::vector<std::vector<std::string>> columns = {
+        std::vector<std::string>(300, "42.5"),
+        {},
+        {"0.5"},
+        {},
+        {"1e300", "2e300"},  // exact integers beyond 2^53: XOR, not decimals
+    };
+    for (int i = 0; i < 20; i++) {
+        for (const char *text : {"-0.01", "-7.25", "3.5", "0.75", "-100.125"})
+            columns[1].push_back(text);
+        // k = -+(2^52 - 1), 53 bits apart
+        columns[2].push_back("-450359962737049.5");
+        columns[2].push_back("450359962737049.5");
+    }
+    for (int k = 0; k < 30; k++)
+        columns[3].push_back(std::to_string(k * 7 % 30) + "e-18");
+    for (const std::vector<std::string> &texts : columns) {
+        BucketData data;
+        for (size_t i = 0; i < texts.size(); i++) {
+            Value m = Value::object();
+            m.add("t", Value::date(static_cast<int64_t>(i)));
+            m.add("v", Value::number(texts[i]));
+            data.append(m, 10);
+        }
+        std::string bytes = data.encode();
+        std::vector<Value> out = BucketData::decode(bytes).measurements();
+        Float8Columns float8 = BucketData::decode_float8(bytes, "t", {"v"});
+        const Float8Column &c = float8.fields[0];
+        for (size_t i = texts.size(); i-- > 0;) {
+            EXPECT_EQ(compare_numbers(out[i].find("v")->as_number().text, texts[i]), 0) << texts[i];
+            EXPECT_EQ(c.number(i), std::strtod(texts[i].c_str(), nullptr)) << texts[i];
+        }
+        EXPECT_EQ(c.packed.has_value(), texts.size() != 2) << texts[0];
+        EXPECT_EQ(BucketData::decode(bytes).encode(), bytes);
+    }
+    // 300 equal readings take no bits: the column is its scale, base and width
+    BucketData constant;
+    for (int i = 0; i < 300; i++) {
+        Value m = Value::object();
+        m.add("t", Value::date(i));
+        m.add("v", Value::number(std::string("42.5")));
+        constant.append(m, 10);
+    }
+    EXPECT_LT(constant.encode().size(), 300u + 40u);
+}
+
+TEST(BucketData, PackedDecimalsAreChecked) {
+    // "t": 1 date; "v": 1 packed decimal, scale 0, base 0, width 56
+    std::string head("\x01\x00\x02\x01t\x01\x02\x01\x0a\x01v\x01", 12);
+    expect_corrupt(head + std::string("\x05\x06\x00\x00\x38\x00", 6), "out of range", 2);
+    // width 16 with one byte of bits
+    expect_corrupt(head + std::string("\x05\x06\x00\x00\x10\x00", 6), "beyond the end", 2);
+    // scale 19
+    expect_corrupt(head + std::string("\x05\x06\x13\x00\x01\x00", 6), "decimal scale", 2);
+    // a base beyond 2^53
+    expect_corrupt(head + std::string("\x0d\x06\x00\x80\x80\x80\x80\x80\x80\x80\x80\x02"
+                                      "\x01\x00",
+                                      14),
+                   "out of range", 2);
 }
 
 TEST(BucketData, ExtremeDatesFormatWithoutOverflow) {
