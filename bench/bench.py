@@ -451,7 +451,7 @@ def main():
         print("\nRows alone (SELECT * of a table holding the query's result, "
               "the part of every latency no query work can remove), ms, and as a ratio "
               "to the plain table's latency (no ratio can go below it):")
-        print(", ".join(f"{q} {fmt(ms)} ({ms / plain_ms:.2f} of {plain})"
+        print(", ".join(f"{q} {fmt(ms)} ({ms / plain_ms:.2g} of {plain})"
                         for q, ms, plain, plain_ms in floors))
     if mismatches:
         print("\n!!! RESULTS DIFFER ACROSS SYSTEMS !!!")

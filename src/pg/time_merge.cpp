@@ -69,9 +69,10 @@ struct Run {
     bool *nulls;
     int count;
     int capacity;
-    int next;        // the run's head
-    Series *series;  // nullptr when not ranked: compared by value
-    bool shares;     // the rows' series keys are the series' own copies
+    int next;               // the run's head
+    TimestampTz head_time;  // row `next`'s, kept here for the heap's comparisons
+    Series *series;         // nullptr when not ranked: compared by value
+    bool shares;            // the rows' series keys are the series' own copies
 };
 
 struct TimeMergeState {
@@ -147,18 +148,27 @@ bool time_precedes(const TimeMergeState *merge, Datum a, Datum b) {
     return compare_times(merge, a, b) < 0;
 }
 
+void cache_head_time(const TimeMergeState *merge, Run *run) {
+    run->head_time =
+        DatumGetTimestampTz(row_values(merge, run, run->next)[merge->key_columns[0] - 1]);
+}
+
+// Most comparisons end at the time or the series' rank, without reading
+// the rows, which are spread over memory.
 bool head_precedes(TimeMergeState *merge, int a, int b) {
     const Run *x = merge->heap[a];
     const Run *y = merge->heap[b];
+    int c =
+        compare_times(merge, TimestampTzGetDatum(x->head_time), TimestampTzGetDatum(y->head_time));
+    if (c != 0)
+        return c < 0;
     const Datum *xv = row_values(merge, x, x->next);
     const Datum *yv = row_values(merge, y, y->next);
     const bool *xn = row_nulls(merge, x, x->next);
     const bool *yn = row_nulls(merge, y, y->next);
-    int time = merge->key_columns[0] - 1;
-    int c = compare_times(merge, xv[time], yv[time]);
-    if (c == 0 && x->series != nullptr && y->series != nullptr)
+    if (x->series != nullptr && y->series != nullptr)
         c = x->series->rank < y->series->rank ? -1 : x->series->rank > y->series->rank;
-    else if (c == 0)
+    else
         c = compare_keys(merge, xv, xn, yv, yn, 1, 1 + merge->series_keys);
     if (c == 0)
         c = compare_keys(merge, xv, xn, yv, yn, 1 + merge->series_keys, merge->nkeys);
@@ -194,6 +204,7 @@ void close_open_run(TimeMergeState *merge) {
     }
     int i = merge->heap_size++;
     merge->heap[i] = merge->open;
+    cache_head_time(merge, merge->open);
     merge->open = nullptr;
     while (i > 0 && head_precedes(merge, i, (i - 1) / 2)) {
         swap_runs(merge, i, (i - 1) / 2);
@@ -462,6 +473,8 @@ TupleTableSlot *take_first(TimeMergeState *merge) {
     if (++run->next == run->count) {
         free_run(merge, run);
         merge->heap[0] = merge->heap[--merge->heap_size];
+    } else {
+        cache_head_time(merge, run);
     }
     sift_down(merge, 0);
     return ExecStoreVirtualTuple(slot);
@@ -524,8 +537,7 @@ TupleTableSlot *next_row(ScanState *node) {
     }
     for (;;) {
         if (merge->heap_size > 0) {
-            const Run *first = merge->heap[0];
-            Datum time = row_values(merge, first, first->next)[merge->key_columns[0] - 1];
+            Datum time = TimestampTzGetDatum(merge->heap[0]->head_time);
             if (merge->loop_done || time_precedes(merge, time, merge->frontier))
                 return take_first(merge);
         }
