@@ -68,6 +68,7 @@ class Truncation {
     // The bucket's measurements lie in [first, last].
     void prepare(TimestampTz first, TimestampTz last) {
         offset_.reset();
+        last_start_ = DT_NOEND;
         if (micros_ == 0)
             return;
         pg_time_t start = floor_div(tscoll::pg::to_unix_micros(first), USECS_PER_SEC);
@@ -81,17 +82,22 @@ class Truncation {
             offset_ = static_cast<int64>(before) * USECS_PER_SEC;
     }
 
-    TimestampTz operator()(TimestampTz t) const {
+    // Measurements come mostly in time order: the group of the previous one
+    // is checked before dividing.
+    TimestampTz operator()(TimestampTz t) {
+        if (offset_ && t >= last_start_ && t - last_start_ < micros_)
+            return last_start_;
         if (offset_)
-            return floor_div(t + *offset_, micros_) * micros_ - *offset_;
+            return last_start_ = floor_div(t + *offset_, micros_) * micros_ - *offset_;
         return pg_call(
             [&] { return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc, unit_, t)); });
     }
 
   private:
     Datum unit_;
-    int64 micros_ = 0;             // the unit, when arithmetic can truncate to it
-    std::optional<int64> offset_;  // the UTC offset over the bucket, when constant
+    int64 micros_ = 0;                   // the unit, when arithmetic can truncate to it
+    std::optional<int64> offset_;        // the UTC offset over the bucket, when constant
+    TimestampTz last_start_ = DT_NOEND;  // the group found last, when arithmetic
 };
 
 // One output column: an aggregate of (doc->>'field')::float8, spelled
@@ -104,14 +110,26 @@ struct Aggregate {
 // The fields the aggregates read, and a cursor into each one's column.
 struct Field {
     std::string name;
+    const tscoll::Float8Column *column = nullptr;
     std::optional<tscoll::Float8Cursor> cursor;
 
-    // (doc->>'name')::float8 of measurement `row`; nullopt when it has none.
-    std::optional<double> at(uint32_t row) {
+    void read(const tscoll::Float8Column &c) {
+        column = &c;
+        cursor.emplace(c);
+    }
+    // (doc->>'name')::float8 of measurement `row` in x; false when it has
+    // none. (Not an optional<double>: built in the loop, it costs a stall.)
+    bool at(uint32_t row, double &x) {
+        // Every measurement has a number: by index, without the cursor.
+        if (column->dense && column->others.empty()) {
+            x = column->number(row);
+            return true;
+        }
         tscoll::Float8Cursor::Entry e = cursor->at(row);
-        if (!e.present)
-            return std::nullopt;
-        return e.other != nullptr ? tscoll::pg::field_float8(*e.other) : e.number;
+        std::optional<double> d = e.other != nullptr ? tscoll::pg::field_float8(*e.other)
+                                                     : std::optional<double>(e.number);
+        x = d.value_or(0);
+        return e.present && d.has_value();
     }
 };
 
@@ -216,7 +234,7 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     tscoll::Float8Columns bucket =
         tscoll::pg::decode_bucket_float8(*id, data, tscoll::pg::text_arg(fcinfo, 3), names);
     for (size_t i = 0; i < fields.size(); i++)
-        fields[i].cursor.emplace(bucket.fields[i]);
+        fields[i].read(bucket.fields[i]);
 
     uint32_t count = static_cast<uint32_t>(bucket.times.size());
     std::vector<TimestampTz> at(count);
@@ -231,7 +249,8 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
 
     std::vector<TimeGroup> groups;
     std::unordered_map<TimestampTz, size_t> group_of;
-    std::vector<std::optional<double>> row_values(fields.size());
+    std::vector<double> row_values(fields.size());
+    std::unique_ptr<bool[]> row_has(new bool[fields.size()]);
     size_t current = 0;  // the group of the previous measurement, most often the next's
     for (uint32_t row = 0; row < count; row++) {
         if (!range->contains(at[row]))
@@ -245,12 +264,12 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         }
         TimeGroup &group = groups[current];
         for (size_t i = 0; i < fields.size(); i++)
-            row_values[i] = fields[i].at(row);
+            row_has[i] = fields[i].at(row, row_values[i]);
         for (size_t i = 0; i < aggregates.size(); i++) {
             if (aggregates[i].kind == Float8Aggregate::Rows)
                 group.states[i].add(aggregates[i].kind, 0);
-            else if (const std::optional<double> &x = row_values[aggregates[i].field])
-                group.states[i].add(aggregates[i].kind, *x);
+            else if (row_has[aggregates[i].field])
+                group.states[i].add(aggregates[i].kind, row_values[aggregates[i].field]);
         }
     }
     put_groups(sink, groups, aggregates, truncation.has_value());
