@@ -68,7 +68,7 @@ class Truncation {
     // The bucket's measurements lie in [first, last].
     void prepare(TimestampTz first, TimestampTz last) {
         offset_.reset();
-        last_start_ = DT_NOEND;
+        last_start_.reset();
         if (micros_ == 0)
             return;
         pg_time_t start = floor_div(tscoll::pg::to_unix_micros(first), USECS_PER_SEC);
@@ -85,19 +85,19 @@ class Truncation {
     // Measurements come mostly in time order: the group of the previous one
     // is checked before dividing.
     TimestampTz operator()(TimestampTz t) {
-        if (offset_ && t >= last_start_ && t - last_start_ < micros_)
-            return last_start_;
+        if (offset_ && last_start_ && t >= *last_start_ && t - *last_start_ < micros_)
+            return *last_start_;
         if (offset_)
-            return last_start_ = floor_div(t + *offset_, micros_) * micros_ - *offset_;
+            return *(last_start_ = floor_div(t + *offset_, micros_) * micros_ - *offset_);
         return pg_call(
             [&] { return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc, unit_, t)); });
     }
 
   private:
     Datum unit_;
-    int64 micros_ = 0;                   // the unit, when arithmetic can truncate to it
-    std::optional<int64> offset_;        // the UTC offset over the bucket, when constant
-    TimestampTz last_start_ = DT_NOEND;  // the group found last, when arithmetic
+    int64 micros_ = 0;                       // the unit, when arithmetic can truncate to it
+    std::optional<int64> offset_;            // the UTC offset over the bucket, when constant
+    std::optional<TimestampTz> last_start_;  // the group found last, when arithmetic
 };
 
 // One output column: an aggregate of (doc->>'field')::float8, spelled
