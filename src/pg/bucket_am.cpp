@@ -39,6 +39,7 @@ extern "C" {
 #include <climits>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/bucket.hpp"
 #include "core/error.hpp"
@@ -254,16 +255,32 @@ void relation_nontransactional_truncate(Relation table) {
     heap()->relation_nontransactional_truncate(table);
 }
 
+// The relations presenting heap's routine now, innermost last.
+std::vector<Relation> presenting_heap;
+
+// A relcache invalidation (another session's CREATE INDEX committing during
+// an index build) rebuilds an open relation's entry in place, with our
+// routine again: present heap's again, before the scan's next heap_getnext().
+void present_heap_again(Datum, Oid relid) {
+    for (Relation table : presenting_heap)
+        if (relid == InvalidOid || RelationGetRelid(table) == relid)
+            table->rd_tableam = heap();
+}
+
 // Runs `call` with `table` presenting heap's routine; restores ours on every
 // exit, error included.
 template <typename Call>
 void as_heap(Relation table, const Call &call) {
     const TableAmRoutine *ours = table->rd_tableam;
+    presenting_heap.push_back(table);
     table->rd_tableam = heap();
     PG_TRY();
     { call(); }
     PG_FINALLY();
-    { table->rd_tableam = ours; }
+    {
+        table->rd_tableam = ours;
+        presenting_heap.pop_back();
+    }
     PG_END_TRY();
 }
 
@@ -352,9 +369,10 @@ bool tscoll::pg::is_bucket_table(Oid relid) {
     return result;
 }
 
-void tscoll::pg::register_bucket_table_planning() {
+void tscoll::pg::register_bucket_table_hooks() {
     prev_get_relation_info = get_relation_info_hook;
     get_relation_info_hook = on_get_relation_info;
+    CacheRegisterRelcacheCallback(present_heap_again, 0);
 }
 
 TSCOLL_FUNCTION(tscoll_buckets_handler) {

@@ -36,7 +36,8 @@ extern ModificationCount *counted_modification;
 // Whether `relid` is a table of the access method tscoll_buckets.
 bool is_bucket_table(Oid relid);
 
-// Sizes the planner's parallel scans of bucket tables by their TOAST too.
-void register_bucket_table_planning();
+// Sizes the planner's parallel scans of bucket tables by their TOAST too,
+// and keeps index builds presenting heap's routine across relcache rebuilds.
+void register_bucket_table_hooks();
 
 }  // namespace tscoll::pg

@@ -39,7 +39,7 @@ void _PG_init(void) {
     tscoll::pg::register_read_plan_callbacks();
     tscoll::pg::register_unpack_scan();
     tscoll::pg::register_time_merge();
-    tscoll::pg::register_bucket_table_planning();
+    tscoll::pg::register_bucket_table_hooks();
 }
 
 // Called by CREATE EXTENSION: collections work without preloading, but the
