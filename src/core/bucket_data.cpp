@@ -776,7 +776,7 @@ void read_v1_float8(Reader &r, const ColumnHead &head, uint32_t count, bool is_t
 
 }  // namespace
 
-Float8Cursor::Entry Float8Cursor::at(uint32_t position) {
+Float8Cursor::Entry Float8Cursor::find(uint32_t position) {
     const std::vector<uint32_t> &positions = column_->positions;
     if (dense_) {
         if (position >= column_->size())

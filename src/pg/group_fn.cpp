@@ -110,26 +110,22 @@ struct Aggregate {
 // The fields the aggregates read, and a cursor into each one's column.
 struct Field {
     std::string name;
-    const tscoll::Float8Column *column = nullptr;
     std::optional<tscoll::Float8Cursor> cursor;
 
-    void read(const tscoll::Float8Column &c) {
-        column = &c;
-        cursor.emplace(c);
-    }
+    void read(const tscoll::Float8Column &c) { cursor.emplace(c); }
     // (doc->>'name')::float8 of measurement `row` in x; false when it has
     // none. (Not an optional<double>: built in the loop, it costs a stall.)
     bool at(uint32_t row, double &x) {
-        // Every measurement has a number: by index, without the cursor.
-        if (column->dense && column->others.empty()) {
-            x = column->number(row);
+        tscoll::Float8Cursor::Entry e = cursor->at(row);
+        if (e.present && e.other == nullptr) {
+            x = e.number;
             return true;
         }
-        tscoll::Float8Cursor::Entry e = cursor->at(row);
-        std::optional<double> d = e.other != nullptr ? tscoll::pg::field_float8(*e.other)
-                                                     : std::optional<double>(e.number);
+        std::optional<double> d;
+        if (e.present)
+            d = tscoll::pg::field_float8(*e.other);
         x = d.value_or(0);
-        return e.present && d.has_value();
+        return d.has_value();
     }
 };
 

@@ -155,9 +155,7 @@ void cache_head_time(const TimeMergeState *merge, Run *run) {
 
 // Most comparisons end at the time or the series' rank, without reading
 // the rows, which are spread over memory.
-bool head_precedes(TimeMergeState *merge, int a, int b) {
-    const Run *x = merge->heap[a];
-    const Run *y = merge->heap[b];
+bool head_precedes(TimeMergeState *merge, const Run *x, const Run *y) {
     int c =
         compare_times(merge, TimestampTzGetDatum(x->head_time), TimestampTzGetDatum(y->head_time));
     if (c != 0)
@@ -175,23 +173,32 @@ bool head_precedes(TimeMergeState *merge, int a, int b) {
     return c < 0;
 }
 
-void swap_runs(TimeMergeState *merge, int a, int b) {
-    Run *run = merge->heap[a];
-    merge->heap[a] = merge->heap[b];
-    merge->heap[b] = run;
+// Moves the run at `hole` up to where it belongs.
+void sift_up(TimeMergeState *merge, int hole) {
+    Run *run = merge->heap[hole];
+    while (hole > 0 && head_precedes(merge, run, merge->heap[(hole - 1) / 2])) {
+        merge->heap[hole] = merge->heap[(hole - 1) / 2];
+        hole = (hole - 1) / 2;
+    }
+    merge->heap[hole] = run;
 }
 
-void sift_down(TimeMergeState *merge, int i) {
-    for (;;) {
-        int first = i;
-        for (int child : {2 * i + 1, 2 * i + 2})
-            if (child < merge->heap_size && head_precedes(merge, child, first))
-                first = child;
-        if (first == i)
-            return;
-        swap_runs(merge, i, first);
-        i = first;
+// Restores the heap after the top run's head moved on. That run's next row
+// is mostly later than every other head, so the top is refilled by the
+// preceding children down to a leaf, where the run goes and then climbs
+// (Floyd's variant): a comparison a level instead of two.
+void sift_down_top(TimeMergeState *merge) {
+    Run *run = merge->heap[0];
+    int hole = 0;
+    for (int child = 1; child < merge->heap_size; child = 2 * hole + 1) {
+        if (child + 1 < merge->heap_size &&
+            head_precedes(merge, merge->heap[child + 1], merge->heap[child]))
+            child++;
+        merge->heap[hole] = merge->heap[child];
+        hole = child;
     }
+    merge->heap[hole] = run;
+    sift_up(merge, hole);
 }
 
 void close_open_run(TimeMergeState *merge) {
@@ -206,10 +213,7 @@ void close_open_run(TimeMergeState *merge) {
     merge->heap[i] = merge->open;
     cache_head_time(merge, merge->open);
     merge->open = nullptr;
-    while (i > 0 && head_precedes(merge, i, (i - 1) / 2)) {
-        swap_runs(merge, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
+    sift_up(merge, i);
 }
 
 // ---- Series ranks.
@@ -476,7 +480,14 @@ TupleTableSlot *take_first(TimeMergeState *merge) {
     } else {
         cache_head_time(merge, run);
     }
-    sift_down(merge, 0);
+    if (merge->heap_size > 0) {
+        sift_down_top(merge);
+        // The next row to return, read in when this one's output is made.
+        const Run *next = merge->heap[0];
+        __builtin_prefetch(row_values(merge, next, next->next));
+        __builtin_prefetch(row_values(merge, next, next->next) + merge->width - 1);
+        __builtin_prefetch(row_nulls(merge, next, next->next));
+    }
     return ExecStoreVirtualTuple(slot);
 }
 
