@@ -5,6 +5,7 @@
 // (doc/ARCHITECTURE.md, "Aggregation in buckets").
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace tscoll {
@@ -18,18 +19,50 @@ enum class Float8Aggregate : char {
     Rows = 'n',   // count(*)
 };
 
-// One aggregate over the values added so far.
+// PostgreSQL's float8 order: NaN above every number, equal to itself.
+inline bool float8_greater(double a, double b) {
+    return std::isnan(a) ? !std::isnan(b) : !std::isnan(b) && a > b;
+}
+
+inline bool float8_less(double a, double b) {
+    return !std::isnan(a) && (std::isnan(b) || a < b);
+}
+
+// One aggregate over the values added so far. add() is inline: it runs
+// for every value of every measurement a query aggregates in its buckets.
 struct Float8State {
     int64_t count = 0;       // values added
     double value = 0;        // Max, Min, Sum: the result so far; Avg: Sx
     double sum_squares = 0;  // Avg: Sxx
 
     // Throws Error(OutOfRange) where PostgreSQL reports an overflow.
-    void add(Float8Aggregate kind, double x);
-};
+    void add(Float8Aggregate kind, double x) {
+        switch (kind) {
+            case Float8Aggregate::Max:
+                // float8larger(state, x) keeps the state only when it is greater.
+                if (count == 0 || !float8_greater(value, x))
+                    value = x;
+                break;
+            case Float8Aggregate::Min:
+                if (count == 0 || !float8_less(value, x))
+                    value = x;
+                break;
+            case Float8Aggregate::Sum:
+                add_to_sum(x);
+                break;
+            case Float8Aggregate::Avg:
+                accumulate(x);
+                break;
+            case Float8Aggregate::Count:
+            case Float8Aggregate::Rows:
+                break;
+        }
+        count++;
+    }
 
-// PostgreSQL's float8 order: NaN above every number, equal to itself.
-bool float8_greater(double a, double b);
-bool float8_less(double a, double b);
+  private:
+    void add_to_sum(double x);
+    void accumulate(double x);  // float8_accum
+};
 
 }  // namespace tscoll
