@@ -145,7 +145,11 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
     }
     tscoll::Float8Columns bucket = tscoll::pg::decode_bucket_float8(id, data, time_field, names);
     std::vector<tscoll::Float8Cursor> cursors(bucket.fields.begin(), bucket.fields.end());
-    std::vector<tscoll::Float8Cursor::Entry> entries(names.size());
+    // Each column's entry of the row, member by member: copied whole, the
+    // Entry built in registers went through the stack and stalled the copy.
+    std::unique_ptr<bool[]> present(new bool[names.size()]);
+    std::vector<const Value *> others(names.size());
+    std::vector<double> numbers(names.size());
     std::vector<Datum> values(fields.size() + 2);
     std::unique_ptr<bool[]> nulls(new bool[fields.size() + 2]());
     nulls[1] = true;  // doc: not read
@@ -161,16 +165,20 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
         }
         if (!pass)
             continue;
-        for (size_t c = 0; c < names.size(); c++)
-            entries[c] = cursors[c].at(row);
+        for (size_t c = 0; c < names.size(); c++) {
+            tscoll::Float8Cursor::Entry e = cursors[c].at(row);
+            present[c] = e.present;
+            others[c] = e.other;
+            numbers[c] = e.number;
+        }
         values[0] = TimestampTzGetDatum(t);
         for (size_t i = 0; i < fields.size(); i++) {
-            const tscoll::Float8Cursor::Entry &e = entries[column_of[i]];
+            size_t c = column_of[i];
             bool null = true;  // absent, or a number in the 'o' column
-            if (e.present && e.other != nullptr)
-                values[i + 2] = field_datum(*e.other, fields[i].kind, null);
-            else if (e.present && fields[i].kind == 'f')
-                values[i + 2] = Float8GetDatum(e.number), null = false;
+            if (present[c] && others[c] != nullptr)
+                values[i + 2] = field_datum(*others[c], fields[i].kind, null);
+            else if (present[c] && fields[i].kind == 'f')
+                values[i + 2] = Float8GetDatum(numbers[c]), null = false;
             nulls[i + 2] = null;
         }
         sink.put(values.data(), nulls.get());
