@@ -122,7 +122,7 @@ struct Field {
             return true;
         }
         std::optional<double> d;
-        if (e.present)
+        if (e.present)  // a value that is not a number: cast as its text is
             d = tscoll::pg::field_float8(*e.other);
         x = d.value_or(0);
         return d.has_value();

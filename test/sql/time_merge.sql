@@ -204,7 +204,8 @@ EXPLAIN (COSTS OFF) SELECT t, m->>'s' AS s, doc FROM many_series ORDER BY t, s;
 -- offset measurements by time and those tied with the last of them (the
 -- merge returns no other), unless a condition drops rows after the scan:
 -- then any may be needed. Here 40 measurements of one series at 4 times,
--- out of order, in one bucket.
+-- out of order: each of the first three is earlier than the bucket open
+-- before it, so opens a bucket of its own; the other 37 share the fourth.
 SELECT tscoll.create_collection('ties', 't', 'm');
 INSERT INTO ties (t, m, doc)
 SELECT '2024-08-01'::timestamptz + (i * 7 % 4) * interval '1 minute', '{"s": 1}',
