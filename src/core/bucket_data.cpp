@@ -42,13 +42,14 @@ class Writer : public ByteWriter {
 };
 
 void Writer::number(const Number &n) {
-    if (std::optional<int64_t> i = exact_int64(n.text)) {
+    ExactNumber exact = exact_number(n.text);
+    if (exact.integer) {
         byte(kInteger);
-        varint(zigzag(*i));
-    } else if (std::optional<double> d = exact_double(n.text)) {
+        varint(zigzag(*exact.integer));
+    } else if (exact.real) {
         byte(kDouble);
         char raw[8];
-        std::memcpy(raw, &*d, 8);  // the machine is little-endian (checked in decode)
+        std::memcpy(raw, &*exact.real, 8);  // the machine is little-endian (checked in decode)
         bytes(std::string_view(raw, 8));
     } else {
         byte(kDecimal);
@@ -321,14 +322,14 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
     for (const Value &v : values) {
         if (!v.is(Value::Kind::Number))
             return false;
-        const std::string &text = v.as_number().text;
-        if (std::optional<int64_t> i = exact_int64(text)) {
-            integers.push_back(*i);
-            doubles.push_back(static_cast<double>(*i));
+        ExactNumber exact = exact_number(v.as_number().text);
+        if (exact.integer) {
+            integers.push_back(*exact.integer);
+            doubles.push_back(static_cast<double>(*exact.integer));
             all_doubles = all_doubles && std::fabs(doubles.back()) <= codec::kMaxExactInteger;
-        } else if (std::optional<double> d = exact_double(text)) {
+        } else if (exact.real) {
             all_integers = false;
-            doubles.push_back(*d);
+            doubles.push_back(*exact.real);
         } else {
             return false;
         }

@@ -1,5 +1,6 @@
 #include "core/number.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -26,6 +27,55 @@ int compare_magnitudes(const Decimal &a, const Decimal &b) {
     if (c != 0)
         return c < 0 ? -1 : 1;
     return a.digits.size() == b.digits.size() ? 0 : (a.digits.size() < b.digits.size() ? -1 : 1);
+}
+
+// A number written without an exponent, as most JSON numbers are, read in
+// place: its integer digits without leading zeros, its fraction digits
+// without trailing zeros. Comparing two of them needs no Decimal.
+struct PlainDecimal {
+    bool negative = false;
+    std::string_view integer;
+    std::string_view fraction;
+
+    bool is_zero() const { return integer.empty() && fraction.empty(); }
+};
+
+std::optional<PlainDecimal> parse_plain(std::string_view s) {
+    PlainDecimal d;
+    size_t i = 0;
+    if (i < s.size() && s[i] == '-')
+        d.negative = true, i++;
+    size_t start = i;
+    while (i < s.size() && is_digit(s[i]))
+        i++;
+    d.integer = s.substr(start, i - start);
+    if (i < s.size() && s[i] == '.') {
+        start = ++i;
+        while (i < s.size() && is_digit(s[i]))
+            i++;
+        d.fraction = s.substr(start, i - start);
+    }
+    if (i != s.size() || (d.integer.empty() && d.fraction.empty()))
+        return std::nullopt;
+    d.integer.remove_prefix(std::min(d.integer.find_first_not_of('0'), d.integer.size()));
+    d.fraction = d.fraction.substr(0, d.fraction.find_last_not_of('0') + 1);
+    return d;
+}
+
+int sign_of(int c) {
+    return (c > 0) - (c < 0);
+}
+
+int compare_plain(const PlainDecimal &a, const PlainDecimal &b) {
+    bool a_negative = a.negative && !a.is_zero();
+    bool b_negative = b.negative && !b.is_zero();
+    if (a_negative != b_negative)
+        return a_negative ? -1 : 1;
+    int c = a.integer.size() != b.integer.size() ? (a.integer.size() < b.integer.size() ? -1 : 1)
+                                                 : sign_of(a.integer.compare(b.integer));
+    if (c == 0)
+        c = sign_of(a.fraction.compare(b.fraction));
+    return a_negative ? -c : c;
 }
 
 }  // namespace
@@ -75,34 +125,21 @@ std::optional<Decimal> Decimal::parse(std::string_view s) {
 }
 
 int compare_numbers(std::string_view a_text, std::string_view b_text) {
-    Decimal a = Decimal::parse(a_text).value_or(Decimal{});
-    Decimal b = Decimal::parse(b_text).value_or(Decimal{});
+    if (a_text == b_text)
+        return 0;
+    std::optional<PlainDecimal> plain_a = parse_plain(a_text);
+    std::optional<PlainDecimal> plain_b = parse_plain(b_text);
+    if (plain_a && plain_b)
+        return compare_plain(*plain_a, *plain_b);
+    std::optional<Decimal> parsed_a = Decimal::parse(a_text);
+    std::optional<Decimal> parsed_b = Decimal::parse(b_text);
+    const Decimal zero;
+    const Decimal &a = parsed_a ? *parsed_a : zero;
+    const Decimal &b = parsed_b ? *parsed_b : zero;
     if (a.negative != b.negative)
         return a.negative ? -1 : 1;
     int c = compare_magnitudes(a, b);
     return a.negative ? -c : c;
-}
-
-std::optional<int64_t> exact_int64(std::string_view text) {
-    std::optional<Decimal> d = Decimal::parse(text);
-    if (!d || d->exponent < 0 || static_cast<int64_t>(d->digits.size()) + d->exponent > 19)
-        return std::nullopt;
-    std::string digits = d->digits;
-    digits.append(static_cast<size_t>(d->exponent), '0');
-    // Accumulate negatively so that INT64_MIN fits.
-    int64_t value = 0;
-    for (char c : digits) {
-        int digit = c - '0';
-        if (value < (std::numeric_limits<int64_t>::min() + digit) / 10)
-            return std::nullopt;
-        value = value * 10 - digit;
-    }
-    if (!d->negative) {
-        if (value == std::numeric_limits<int64_t>::min())
-            return std::nullopt;
-        value = -value;
-    }
-    return value;
 }
 
 std::string shortest_text(double d) {
@@ -111,29 +148,77 @@ std::string shortest_text(double d) {
     return std::string(buffer, result.ptr);
 }
 
-std::optional<double> exact_double(std::string_view text) {
-    std::optional<Decimal> decimal = Decimal::parse(text);
+namespace {
+
+std::optional<int64_t> int64_of(const Decimal &d) {
+    int64_t length = static_cast<int64_t>(d.digits.size()) + d.exponent;
+    if (d.exponent < 0 || length > 19)
+        return std::nullopt;
+    // Accumulate negatively so that INT64_MIN fits; past the digits, zeros.
+    int64_t value = 0;
+    for (int64_t i = 0; i < length; i++) {
+        int digit = i < static_cast<int64_t>(d.digits.size()) ? d.digits[i] - '0' : 0;
+        if (value < (std::numeric_limits<int64_t>::min() + digit) / 10)
+            return std::nullopt;
+        value = value * 10 - digit;
+    }
+    if (!d.negative) {
+        if (value == std::numeric_limits<int64_t>::min())
+            return std::nullopt;
+        value = -value;
+    }
+    return value;
+}
+
+std::optional<double> double_of(const Decimal &decimal, std::string_view text) {
+    int64_t lead = static_cast<int64_t>(decimal.digits.size()) + decimal.exponent;
     // Beyond these exponents a double is zero or infinite.
-    if (!decimal || (!decimal->is_zero() &&
-                     (decimal->exponent + static_cast<int64_t>(decimal->digits.size()) > 309 ||
-                      decimal->exponent + static_cast<int64_t>(decimal->digits.size()) < -323)))
+    if (!decimal.is_zero() && (lead > 309 || lead < -323))
         return std::nullopt;
     double d = 0;
     auto result = std::from_chars(text.data(), text.data() + text.size(), d);
     if (result.ec != std::errc() || result.ptr != text.data() + text.size() || !std::isfinite(d))
         return std::nullopt;
+    // A decimal of at most 15 significant digits (DBL_DIG) among the normal
+    // doubles reads back from its nearest double unchanged, so it is that
+    // double's shortest text: no round trip needed. Not from 1e15 up, where
+    // shortest_text writes every digit of an integer in fixed notation.
+    if (decimal.digits.size() <= 15 && lead >= -300 && lead <= 15)
+        return d;
     if (compare_numbers(text, shortest_text(d)) != 0)
         return std::nullopt;
     return d;
 }
 
+}  // namespace
+
+std::optional<int64_t> exact_int64(std::string_view text) {
+    std::optional<Decimal> d = Decimal::parse(text);
+    return d ? int64_of(*d) : std::nullopt;
+}
+
+std::optional<double> exact_double(std::string_view text) {
+    std::optional<Decimal> d = Decimal::parse(text);
+    return d ? double_of(*d, text) : std::nullopt;
+}
+
+ExactNumber exact_number(std::string_view text) {
+    std::optional<Decimal> d = Decimal::parse(text);
+    if (!d)
+        return {};
+    if (std::optional<int64_t> i = int64_of(*d))
+        return {i, std::nullopt};
+    return {std::nullopt, double_of(*d, text)};
+}
+
 BsonNumber bson_number_type(std::string_view text) {
-    if (std::optional<int64_t> i = exact_int64(text))
-        return *i >= std::numeric_limits<int32_t>::min() &&
-                       *i <= std::numeric_limits<int32_t>::max()
+    ExactNumber n = exact_number(text);
+    if (n.integer)
+        return *n.integer >= std::numeric_limits<int32_t>::min() &&
+                       *n.integer <= std::numeric_limits<int32_t>::max()
                    ? BsonNumber::Int32
                    : BsonNumber::Int64;
-    return exact_double(text) ? BsonNumber::Double : BsonNumber::Decimal128;
+    return n.real ? BsonNumber::Double : BsonNumber::Decimal128;
 }
 
 }  // namespace tscoll

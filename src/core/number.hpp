@@ -29,6 +29,15 @@ std::optional<int64_t> exact_int64(std::string_view text);
 // The double whose shortest decimal form has exactly the text's value.
 std::optional<double> exact_double(std::string_view text);
 
+// A number as the narrowest machine value that holds it exactly: an int64
+// when it is an integer that fits, else a double as exact_double says, else
+// neither (only its text holds it). One parse for the writers that try both.
+struct ExactNumber {
+    std::optional<int64_t> integer;
+    std::optional<double> real;  // only when integer is not set
+};
+ExactNumber exact_number(std::string_view text);
+
 // How a JSON number is stored in BSON: the narrowest exact type.
 enum class BsonNumber { Int32, Int64, Double, Decimal128 };
 BsonNumber bson_number_type(std::string_view text);

@@ -149,13 +149,17 @@ Value jsonb_to_value(Jsonb *jsonb) {
         switch (token) {
             case WJB_BEGIN_ARRAY:
                 // A top-level scalar is stored as a one-element "raw scalar" array.
-                if (v.val.array.rawScalar)
+                if (v.val.array.rawScalar) {
                     raw_scalar = true;
-                else
+                } else {
                     open.push_back(Value::array());
+                    open.back().as_array().reserve(v.val.array.nElems);
+                }
                 break;
             case WJB_BEGIN_OBJECT:
                 open.push_back(Value::object());
+                // One more at the top, for an _id the insert path may add.
+                open.back().as_object().reserve(v.val.object.nPairs + (open.size() == 1));
                 break;
             case WJB_KEY:
                 keys.emplace_back(v.val.string.val, v.val.string.len);

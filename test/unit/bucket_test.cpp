@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
 #include "core/compare.hpp"
 #include "core/error.hpp"
 #include "core/number.hpp"
@@ -39,6 +44,30 @@ TEST(Number, CompareByValue) {
     EXPECT_GT(compare_numbers("0", "-0.0001"), 0);
     EXPECT_EQ(compare_numbers("-0", "0"), 0);
     EXPECT_LT(compare_numbers("99", "100"), 0);
+    EXPECT_EQ(compare_numbers("-0.0", "0"), 0);
+    EXPECT_EQ(compare_numbers("007.50", "7.5"), 0);
+    EXPECT_LT(compare_numbers("0.25", "0.5"), 0);
+    EXPECT_LT(compare_numbers("-0.5", "-0.25"), 0);
+}
+
+// Numbers without an exponent compare in place; with one, through Decimal.
+// Both ways must agree.
+TEST(Number, ComparePlainAgreesWithDecimal) {
+    std::mt19937_64 random(8);
+    auto text = [&] {
+        static const char *const kForms[] = {"0",      "-0",      "00",         "0.0",   "1",
+                                             "10",     "-10",     "9.5",        "09.50", "0.05",
+                                             "-0.050", "123.456", "123.4560001"};
+        std::string t = kForms[random() % 13];
+        if (random() % 2)
+            t += std::to_string(random() % 100);
+        return t;
+    };
+    for (int i = 0; i < 20000; i++) {
+        std::string a = text(), b = text();
+        EXPECT_EQ(compare_numbers(a, b), compare_numbers(a + "e0", b)) << a << " vs " << b;
+        EXPECT_EQ(compare_numbers(a, b), -compare_numbers(b, a + "e0")) << a << " vs " << b;
+    }
 }
 
 TEST(Number, BsonType) {
@@ -53,6 +82,55 @@ TEST(Number, BsonType) {
     EXPECT_EQ(exact_int64("9223372036854775807"), INT64_MAX);
     EXPECT_EQ(exact_int64("9223372036854775808"), std::nullopt);
     EXPECT_EQ(exact_int64("-9223372036854775808"), INT64_MIN);
+}
+
+// exact_double's shortcut (at most 15 significant digits, normal range)
+// must agree with the round trip through the shortest text it skips.
+TEST(Number, ExactDoubleMatchesRoundTrip) {
+    auto round_trip = [](const std::string &text) -> std::optional<double> {
+        double d = std::strtod(text.c_str(), nullptr);
+        if (!std::isfinite(d) || compare_numbers(text, shortest_text(d)) != 0)
+            return std::nullopt;
+        return d;
+    };
+    std::mt19937_64 random(15);
+    std::vector<std::string> texts = {"0",
+                                      "-0",
+                                      "0.1",
+                                      "5e-324",
+                                      "2.2250738585072014e-308",
+                                      "1e-300",
+                                      "1e-301",
+                                      "1.7976931348623157e308",
+                                      "1e300",
+                                      "9.99999999999999e300",
+                                      "123456789012345",
+                                      "1234567890123456",
+                                      "0.30000000000000004",
+                                      "0.3000000000000001"};
+    for (int i = 0; i < 40000; i++) {
+        int digits = 1 + static_cast<int>(random() % 17);
+        // Half of them near 1e15, where shortest_text turns to fixed notation.
+        int exponent =
+            i % 2 ? static_cast<int>(random() % 640) - 320 : 10 + static_cast<int>(random() % 10);
+        double mantissa = 1 + static_cast<double>(random() % 1000000007) / 1000000007 * 9;
+        char text[64];
+        std::snprintf(text, sizeof text, "%.*e", digits - 1, mantissa * std::pow(10.0, exponent));
+        texts.push_back(text);
+    }
+    for (const std::string &text : texts) {
+        std::optional<double> expected = round_trip(text);
+        std::optional<double> got = exact_double(text);
+        ASSERT_EQ(got.has_value(), expected.has_value()) << text;
+        if (got) {
+            EXPECT_EQ(std::memcmp(&*got, &*expected, sizeof(double)), 0) << text;
+        }
+    }
+    EXPECT_EQ(exact_int64("12e3"), 12000);
+    EXPECT_EQ(exact_int64("1e19"), std::nullopt);
+    EXPECT_EQ(exact_number("12e3").integer, 12000);
+    EXPECT_EQ(exact_number("12.5").real, 12.5);
+    EXPECT_FALSE(exact_number("0.10000000000000000001").real.has_value());
 }
 
 TEST(Compare, TypeOrder) {
