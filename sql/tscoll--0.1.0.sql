@@ -632,8 +632,11 @@ COMMENT ON FUNCTION tscoll.list_collections() IS
 CREATE FUNCTION tscoll._buckets(collection regclass)
     RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_read_buckets' LANGUAGE C STABLE STRICT;
+-- stored: the bytes of the bucket rows' values as stored (compressed or
+-- out of line), for avgBucketSize, which MongoDB reports per bucket document.
 CREATE FUNCTION tscoll._bucket_totals(collection regclass, OUT bucket_count bigint,
-                                      OUT measurements bigint, OUT uncompressed bigint)
+                                      OUT measurements bigint, OUT uncompressed bigint,
+                                      OUT stored bigint)
     AS 'MODULE_PATHNAME', 'tscoll_bucket_totals' LANGUAGE C STABLE STRICT;
 
 CREATE FUNCTION tscoll.buckets(collection regclass)
@@ -669,15 +672,17 @@ DECLARE
     bucket_count bigint;
     measurements bigint;
     uncompressed bigint;
+    stored bigint;
     total bigint := pg_total_relation_size(c.bucket_table);
     ns text;
 BEGIN
-    SELECT * INTO bucket_count, measurements, uncompressed FROM tscoll._bucket_totals(c.view);
+    SELECT * INTO bucket_count, measurements, uncompressed, stored
+      FROM tscoll._bucket_totals(c.view);
     SELECT format('%I.%I', n.nspname, r.relname) INTO ns
       FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace WHERE r.oid = c.bucket_table;
     RETURN jsonb_build_object('bucketsNs', ns, 'bucketCount', bucket_count)
         || CASE WHEN bucket_count > 0
-                THEN jsonb_build_object('avgBucketSize', total / bucket_count)
+                THEN jsonb_build_object('avgBucketSize', stored / bucket_count)
                 ELSE '{}' END
         || tscoll._bucket_counters(c.view)
         || jsonb_build_object('numMeasurements', measurements, 'totalSize', total,
@@ -895,7 +900,17 @@ CREATE FUNCTION tscoll._coll_mod_index(c tscoll.collections, change jsonb) RETUR
 $$
 DECLARE
     i tscoll.indexes;
+    matches int;
 BEGIN
+    -- changes is jsonb, which does not keep key order: {"a": 1, "b": 1}
+    -- and {"b": 1, "a": 1} are the same key pattern here.
+    SELECT count(*) INTO matches FROM tscoll.indexes x
+     WHERE x.collection = c.view AND x.keys::jsonb = change->'keyPattern';
+    IF matches > 1 THEN
+        RAISE EXCEPTION 'keyPattern % matches % indexes of time-series collection %',
+            change->'keyPattern', matches, c.view USING ERRCODE = '22023',
+            HINT = 'jsonb does not keep key order; name the index: {"index": {"name": ...}}.';
+    END IF;
     SELECT * INTO i FROM tscoll.indexes x
      WHERE x.collection = c.view
        AND (x.name = change->>'name' OR x.keys::jsonb = change->'keyPattern');
@@ -921,7 +936,7 @@ BEGIN
         'timeField', c.time_field, 'metaField', c.meta_field, 'granularity', c.granularity,
         'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
         'bucketRoundingSeconds', c.bucket_rounding_seconds,
-        'expireAfterSeconds', c.expire_after_seconds), changes);
+        'expireAfterSeconds', c.expire_after_seconds), coalesce(changes, 'null'));
     IF jsonb_typeof(result->'index') = 'object' THEN
         i := tscoll._coll_mod_index(c, result->'index');
         IF result->'index' ? 'expireAfterSeconds' THEN

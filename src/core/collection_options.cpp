@@ -7,6 +7,7 @@ namespace tscoll {
 namespace {
 
 constexpr const char *kPrefix = "invalid time-series option: ";
+constexpr size_t kMaxColumnNameBytes = 63;  // NAMEDATALEN - 1
 
 [[noreturn]] void invalid(const std::string &what) {
     throw Error(ErrorCode::InvalidOptions, kPrefix + what);
@@ -66,6 +67,10 @@ void check_field_name(const char *option, const std::string &name) {
         invalid(quoted(option) + " must not contain a NUL byte");
     if (name[0] == '$')
         invalid(quoted(option) + " must not start with '$': " + quoted(name));
+    // It names a column of the view, and PostgreSQL would cut it short.
+    if (name.size() > kMaxColumnNameBytes)
+        invalid(quoted(option) + " must be at most " + std::to_string(kMaxColumnNameBytes) +
+                " bytes long (a view column's name): " + quoted(name));
 }
 
 void check_field_names(const CollectionOptions &o) {
@@ -76,6 +81,9 @@ void check_field_names(const CollectionOptions &o) {
         invalid("\"metaField\" must differ from \"timeField\"");
     if (o.meta_field == "_id")
         invalid("\"metaField\" must not be \"_id\"");
+    // Every measurement has an _id of its own, generated when missing.
+    if (o.time_field == "_id")
+        invalid("\"timeField\" must not be \"_id\"");
     // The view's document column is named "doc".
     if (o.time_field == "doc")
         invalid("\"timeField\" must not be \"doc\", the name of the document column");
@@ -176,22 +184,21 @@ CollectionOptions parse_create_options(const Value &options) {
         (time_field->is(Value::Kind::String) && time_field->as_string().empty()))
         invalid("\"timeField\" is required and must not be empty");
 
+    // In the order of SPEC §2.1's table: the first failing rule raises.
     CollectionOptions o;
     o.time_field = *string_option(*ts, "timeField");
     o.meta_field = string_option(*ts, "metaField");
-    std::optional<std::string> granularity = string_option(*ts, "granularity");
-    std::optional<int64_t> span = integer_option(*ts, "bucketMaxSpanSeconds");
-    std::optional<int64_t> rounding = integer_option(*ts, "bucketRoundingSeconds");
-    std::optional<int64_t> expire = integer_option(options, "expireAfterSeconds");
-
     check_known_keys(
         *ts,
         {"timeField", "metaField", "granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds"},
         " in \"timeseries\"");
     check_known_keys(options, {"timeseries", "expireAfterSeconds"}, "");
     check_field_names(o);
+    std::optional<std::string> granularity = string_option(*ts, "granularity");
+    std::optional<int64_t> span = integer_option(*ts, "bucketMaxSpanSeconds");
+    std::optional<int64_t> rounding = integer_option(*ts, "bucketRoundingSeconds");
     set_bucketing(o, granularity, span, rounding);
-    set_expiry(o, expire);
+    set_expiry(o, integer_option(options, "expireAfterSeconds"));
     return o;
 }
 
@@ -327,8 +334,18 @@ Value checked_index_change(const Value &index) {
     const Value *hidden = index.find("hidden");
     if (hidden != nullptr && !hidden->is(Value::Kind::Bool))
         type_mismatch("index.hidden", "a boolean", *hidden);
-    if (hidden == nullptr && index.find("expireAfterSeconds") == nullptr)
+    const Value *expire = index.find("expireAfterSeconds");
+    if (hidden == nullptr && expire == nullptr)
         invalid("\"index\" must change \"hidden\" or \"expireAfterSeconds\"");
+    if (expire != nullptr) {
+        // As create_index checks it: a bad value here would fail every TTL pass.
+        if (!expire->is(Value::Kind::Number) && !expire->is(Value::Kind::String))
+            type_mismatch("index.expireAfterSeconds", "a number", *expire);
+        std::optional<int64_t> n = expire->as_exact_int64();
+        if (!n || *n < 0 || *n >= kExpireAfterSecondsLimit)
+            invalid("\"index.expireAfterSeconds\" must be an integer between 0 and 2^62 - 1, not " +
+                    to_json_text(*expire));
+    }
     return index;
 }
 

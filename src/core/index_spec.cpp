@@ -1,5 +1,8 @@
 #include "core/index_spec.hpp"
 
+#include <algorithm>
+
+#include "core/collection_options.hpp"
 #include "core/error.hpp"
 
 namespace tscoll {
@@ -66,6 +69,13 @@ void add_columns(IndexDefinition &def, const IndexKey &key, const std::string &t
         bad_spec("an index key must not be empty");
     if (key.field.find("$**") != std::string::npos)
         unsupported("wildcard indexes (key \"" + key.field + "\")");
+    // MongoDB's CannotCreateIndex: no path part may be empty or start with '$'.
+    for (size_t start = 0; start <= key.field.size();) {
+        size_t end = std::min(key.field.find('.', start), key.field.size());
+        if (end == start || key.field[start] == '$')
+            bad_spec("index key \"" + key.field + "\" has an empty part or one starting with '$'");
+        start = end + 1;
+    }
     int d = direction_of(key);
     const char *dir = d > 0 ? " ASC" : " DESC";
     if (key.field == time_field) {
@@ -101,19 +111,54 @@ std::string field_filter(const std::string &field, const Value &condition,
     return sql;
 }
 
+// jsonb_typeof's name for the values MongoDB compares with v: a range
+// operator only matches values of the bound's own type.
+const char *type_bracket(const Value &v) {
+    switch (v.kind()) {
+        case Value::Kind::Number:
+            return "number";
+        case Value::Kind::String:
+            return "string";
+        case Value::Kind::Object:
+            return "object";
+        case Value::Kind::Array:
+            return "array";
+        case Value::Kind::Bool:
+            return "boolean";
+        default:
+            return "null";
+    }
+}
+
+// MongoDB's null matches a null and a missing field alike.
+std::string is_null(const std::string &target) {
+    return "(" + target + " IS NULL OR " + target + " = 'null'::jsonb)";
+}
+
 std::string filter_condition(const std::string &target, const std::string &op, const Value &v) {
     static const std::pair<const char *, const char *> comparisons[] = {
         {"$eq", " = "}, {"$gt", " > "}, {"$gte", " >= "}, {"$lt", " < "}, {"$lte", " <= "}};
-    for (const auto &[name, sql] : comparisons)
-        if (op == name)
-            return target + sql + sql_literal(to_json_text(v)) + "::jsonb";
+    for (const auto &[name, sql] : comparisons) {
+        if (op != name)
+            continue;
+        if (v.is(Value::Kind::Null))
+            return op == "$gt" || op == "$lt" ? "false" : is_null(target);
+        std::string compare = target + sql + sql_literal(to_json_text(v)) + "::jsonb";
+        if (op == "$eq")
+            return compare;
+        return "(jsonb_typeof(" + target + ") = '" + type_bracket(v) + "' AND " + compare + ")";
+    }
     if (op == "$in") {
         if (!v.is(Value::Kind::Array) || v.as_array().empty())
             bad_spec("$in needs a non-empty array");
         std::string list;
-        for (const Value &e : v.as_array())
+        bool null = false;
+        for (const Value &e : v.as_array()) {
+            null = null || e.is(Value::Kind::Null);
             list += (list.empty() ? "" : ", ") + sql_literal(to_json_text(e)) + "::jsonb";
-        return target + " IN (" + list + ")";
+        }
+        std::string in = target + " IN (" + list + ")";
+        return null ? "(" + in + " OR " + target + " IS NULL)" : in;
     }
     if (op == "$exists") {
         if (!v.is(Value::Kind::Bool))
@@ -167,8 +212,8 @@ void apply_options(IndexDefinition &def, const Value &options, const std::vector
             def.predicate = filter_predicate(m.value, meta_field);
         } else if (m.key == "expireAfterSeconds") {
             std::optional<int64_t> e = m.value.as_exact_int64();
-            if (!e || *e < 0)
-                bad_spec("\"expireAfterSeconds\" must be a non-negative integer");
+            if (!e || *e < 0 || *e >= kExpireAfterSecondsLimit)
+                bad_spec("\"expireAfterSeconds\" must be an integer between 0 and 2^62 - 1");
             def.expire_after_seconds = e;
         } else if (m.key != "unique") {
             bad_spec("unknown index option \"" + m.key + "\"");

@@ -117,9 +117,12 @@ Float8Columns decode_bucket_float8(const ObjectId &id, bytea *data, const std::s
 
 CollectionInfo lookup_collection(Oid view) {
     std::optional<CollectionInfo> info = find_collection(view);
-    if (!info)
-        throw Error(ErrorCode::Internal, "relation is not a time-series collection",
-                    "Its tscoll.collections row is missing.");
+    if (!info) {
+        const char *name = pg_call([&] { return get_rel_name(view); });
+        throw Error(
+            ErrorCode::NoSuchCollection,
+            "time-series collection \"" + std::string(name ? name : "?") + "\" does not exist");
+    }
     return std::move(*info);
 }
 
@@ -234,8 +237,8 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
     }
 }
 
-std::vector<ObjectId> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) {
-    std::string query = "SELECT _id FROM " + info_.bucket_name + " WHERE " +
+std::vector<catalog::BucketRef> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) {
+    std::string query = "SELECT _id, min_time FROM " + info_.bucket_name + " WHERE " +
                         (meta ? "meta = $3" : "meta IS NULL") +
                         " AND min_time <= $1 AND min_time > $2 ORDER BY min_time DESC LIMIT " +
                         std::to_string(kMaxReopenCandidates);
@@ -244,13 +247,15 @@ std::vector<ObjectId> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) 
                       TimestampTzGetDatum(to_timestamptz(t - info_.max_span_seconds * 1000000)),
                       PointerGetDatum(meta)};
     uint64 rows = run(query.c_str(), meta ? 3 : 2, types, values, nullptr, 0);
-    std::vector<ObjectId> ids;
+    std::vector<catalog::BucketRef> refs;
     for (uint64 i = 0; i < rows; i++) {
         bool isnull = false;
-        Datum d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-        ids.push_back(*reinterpret_cast<const ObjectId *>(DatumGetPointer(d)));
+        Datum id = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+        Datum min_time = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+        refs.push_back({*reinterpret_cast<const ObjectId *>(DatumGetPointer(id)),
+                        to_unix_micros(DatumGetTimestampTz(min_time))});
     }
-    return ids;
+    return refs;
 }
 
 void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {

@@ -17,6 +17,7 @@ extern "C" {
 
 #include "core/bucket.hpp"
 #include "pg/bucket_am.hpp"
+#include "pg/catalog.hpp"
 
 namespace tscoll::pg {
 
@@ -87,7 +88,7 @@ class BucketStore {
     std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta);
     // Buckets of the series that could hold a measurement at `t`, latest
     // first (needs info.reopen_index).
-    std::vector<ObjectId> reopen_candidates(Jsonb *meta, UnixMicros t);
+    std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);
     void insert(const Bucket &bucket, Jsonb *meta);
     void update(const Bucket &bucket);
 

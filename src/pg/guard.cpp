@@ -23,6 +23,8 @@ int sqlstate_of(ErrorCode code) {
             return ERRCODE_DATATYPE_MISMATCH;
         case ErrorCode::NamespaceExists:
             return ERRCODE_DUPLICATE_TABLE;
+        case ErrorCode::NoSuchCollection:
+            return ERRCODE_UNDEFINED_TABLE;
         case ErrorCode::NameTooLong:
             return ERRCODE_NAME_TOO_LONG;
         case ErrorCode::Unsupported:

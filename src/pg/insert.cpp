@@ -14,6 +14,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <memory>
@@ -139,12 +140,16 @@ class BucketWriter {
     BucketStore *store_ = nullptr;
     std::vector<std::unique_ptr<TouchedBucket>> touched_;
     std::unordered_map<std::string, TouchedBucket *> by_id_;
+    // Buckets this statement created for the series being assigned: not on
+    // disk yet, yet as reopenable as if an earlier statement had written them.
+    std::vector<TouchedBucket *> created_;
     Jsonb *series_meta_ = nullptr;
     BucketCounters counters_;
 };
 
 void BucketWriter::assign(SeriesBatch &batch) {
     series_meta_ = batch.meta ? value_to_jsonb(*batch.meta) : nullptr;
+    created_.clear();
     catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
     TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
     for (const Measurement &m : batch.measurements) {
@@ -203,8 +208,17 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
     }
     if (!info_.reopen_index)
         return nullptr;
-    for (const ObjectId &id : store_->reopen_candidates(series_meta_, m.time)) {
-        TouchedBucket *t = use(id);
+    // Latest start first, as the query orders the buckets on disk.
+    std::vector<catalog::BucketRef> candidates = store_->reopen_candidates(series_meta_, m.time);
+    for (const TouchedBucket *t : created_)
+        if (m.time >= t->bucket.min_time() && m.time - t->bucket.min_time() < span)
+            candidates.push_back({t->bucket.id(), t->bucket.min_time()});
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const catalog::BucketRef &a, const catalog::BucketRef &b) {
+                         return a.min_time > b.min_time;
+                     });
+    for (const catalog::BucketRef &ref : candidates) {
+        TouchedBucket *t = use(ref.id);
         if (t != nullptr && t->bucket.decide(m, limits_).reason == Rollover::None)
             return t;
     }
@@ -231,6 +245,7 @@ TouchedBucket &BucketWriter::create(const Measurement &m) {
     ObjectId id = ObjectId::generate(floor_div(start, 1000000));
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{Bucket(id, start, info_.time_field), true, series_meta_}));
+    created_.push_back(touched_.back().get());
     return *(by_id_[id.to_hex()] = touched_.back().get());
 }
 

@@ -50,22 +50,25 @@ TSCOLL_FUNCTION(tscoll_data_size) {
 }
 
 // tscoll._bucket_totals(collection regclass, OUT bucket_count bigint, OUT
-// measurements bigint, OUT uncompressed bigint): read as the bucket table's
-// owner once SELECT on the view is checked (SPEC §2.3).
+// measurements bigint, OUT uncompressed bigint, OUT stored bigint): read as
+// the bucket table's owner once SELECT on the view is checked (SPEC §2.3).
+// stored: _id (12 bytes), the two times (16) and the other values as stored.
 TSCOLL_FUNCTION(tscoll_bucket_totals) {
     tscoll::pg::CollectionInfo info = tscoll::pg::lookup_collection(PG_GETARG_OID(0));
     tscoll::pg::check_view_privilege(info, ACL_SELECT);
     std::string query =
         "SELECT count(*), coalesce(sum((control->>'count')::int8), 0)::int8, "
-        "       coalesce(sum(tscoll._data_size(data)), 0)::int8 FROM " +
+        "       coalesce(sum(tscoll._data_size(data)), 0)::int8, "
+        "       coalesce(sum(28 + coalesce(pg_column_size(meta), 0) + pg_column_size(control)"
+        "                    + pg_column_size(data)), 0)::int8 FROM " +
         info.bucket_name;
-    Datum values[3] = {0, 0, 0};
-    bool nulls[3] = {false, false, false};
+    Datum values[4] = {0, 0, 0, 0};
+    bool nulls[4] = {false, false, false, false};
     tscoll::pg::OwnerSession owner(info);
     tscoll::pg::pg_call([&] {
         if (SPI_execute(query.c_str(), true, 1) != SPI_OK_SELECT || SPI_processed != 1)
             elog(ERROR, "counting the buckets of %s failed", info.bucket_name.c_str());
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
             values[i] =
                 SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &nulls[i]);
     });

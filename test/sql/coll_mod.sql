@@ -99,3 +99,19 @@ DROP OWNED BY tscoll_not_owner;
 DROP ROLE tscoll_not_owner;
 SELECT try($$SELECT tscoll.coll_mod('nope', '{}')$$);
 SELECT try($$SELECT tscoll.coll_mod('tscoll.collections', '{}')$$);
+-- NULL changes are refused like any non-object (42804); nothing changes.
+SELECT try($$SELECT tscoll.coll_mod('g', NULL)$$);
+-- An index's expireAfterSeconds is checked as create_index checks it:
+-- a bad value stored here would make every TTL pass fail.
+SELECT tscoll.create_index('g', '{"t": 1}',
+    '{"expireAfterSeconds": 3600, "partialFilterExpression": {"m": 1}}');
+SELECT try(format($$SELECT tscoll.coll_mod('g', '{"index": {"name": "t_1", "expireAfterSeconds": %s}}')$$, e))
+  FROM unnest(ARRAY['"x"', '-20', '1e300', '1.5', '4611686018427387904', '{}', 'true']) e;
+SELECT tscoll.coll_mod('g', '{"index": {"name": "t_1", "expireAfterSeconds": 60}}') IS NOT NULL AS changed;
+SELECT options FROM tscoll.indexes WHERE collection = 'g'::regclass AND name = 't_1';
+-- changes is jsonb, which loses key order: a keyPattern that two indexes
+-- share up to order is refused rather than guessed; a name is exact.
+SELECT tscoll.create_index('g', '{"t": 1, "m": 1}');
+SELECT try($$SELECT tscoll.coll_mod('g', '{"index": {"keyPattern": {"t": 1, "m": 1}, "hidden": true}}')$$);
+SELECT tscoll.coll_mod('g', '{"index": {"name": "t_1_m_1", "hidden": true}}') IS NOT NULL AS hidden;
+SELECT name, options FROM tscoll.indexes WHERE collection = 'g'::regclass ORDER BY name;

@@ -165,6 +165,25 @@ SELECT to_regclass('"system.buckets.clash"');
 DROP DOMAIN clash;
 DROP SCHEMA metrics CASCADE;
 
+-- The first failing rule of SPEC §2.1's table raises: an unknown key (22023)
+-- before a non-numeric expireAfterSeconds (42804).
+SELECT try($$SELECT tscoll.create_collection_from_options('o',
+    '{"timeseries": {"timeField": "t", "foo": 1}, "expireAfterSeconds": "x"}')$$);
+SELECT try($$SELECT tscoll.create_collection_from_options('o',
+    '{"timeseries": {"timeField": "t"}, "bar": 1, "expireAfterSeconds": "x"}')$$);
+-- Every measurement has an _id of its own: it cannot be the time field.
+SELECT try($$SELECT tscoll.create_collection('o', '_id', 'm')$$);
+-- Field names become view columns: at most 63 bytes.
+SELECT try(format($$SELECT tscoll.create_collection('o', '%s')$$, repeat('t', 64)));
+SELECT try(format($$SELECT tscoll.create_collection('o', 't', '%s')$$, repeat('m', 64)));
+SELECT tscoll.create_collection('o', repeat('t', 63), repeat('m', 63)) IS NOT NULL AS created;
+SELECT tscoll.drop_collection('o');
+-- A function given a relation that is not a collection: 42P01.
+CREATE TABLE not_a_collection (x int);
+SELECT try($$SELECT tscoll.insert_many('not_a_collection', '[]')$$);
+SELECT try($$SELECT tscoll.collection_stats('not_a_collection')$$);
+DROP TABLE not_a_collection;
+
 -- typed fields arrive with the storage milestone
 SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '{"temp": "float8"}')$$);
 

@@ -121,6 +121,10 @@ SELECT try($$SELECT * FROM tscoll.list_indexes('w')$$);
 RESET ROLE;
 DROP ROLE tscoll_other;
 
+-- MongoDB's CannotCreateIndex (22023): no key part empty or starting with '$'.
+SELECT try(format($$SELECT tscoll.create_index('w', '%s')$$, k))
+  FROM unnest(ARRAY['{"$x": 1}', '{"a.$b": 1}', '{"a..b": 1}', '{".a": 1}', '{"a.": 1}']) k;
+
 -- Dropping the collection drops its index definitions.
 SELECT tscoll.drop_collection('w');
 SELECT tscoll.drop_collection('w_ttl');

@@ -161,6 +161,54 @@ SELECT c, counters(c) FROM unnest(ARRAY['one_per_statement', 'half_per_statement
 SELECT count(*), count(DISTINCT doc->>'i'), min((doc->>'i')::int), max((doc->>'i')::int) FROM one_copy;
 
 ------------------------------------------------------------------------------
+-- Out of order, and with a schema change: a bucket this statement closed
+-- (time forward, schema) is reopened as if an earlier statement had
+-- written it, so the buckets are the same however the rows are batched.
+------------------------------------------------------------------------------
+SELECT tscoll.create_collection('late_one', 't', 'm');
+SELECT tscoll.create_collection('late_many', 't', 'm');
+CREATE TABLE late_rows AS
+    SELECT k, t::timestamptz, '1'::jsonb AS m, doc::jsonb
+      FROM (VALUES (1, '2021-05-18 00:00Z', '{"v": 1}'), (2, '2021-05-18 02:00Z', '{"v": 2}'),
+                   (3, '2021-05-18 00:30Z', '{"v": 3}'), (4, '2021-05-18 02:10Z', '{"v": 4}'),
+                   (5, '2021-05-18 00:40Z', '{"v": "five"}'), (6, '2021-05-18 00:50Z', '{"v": 6}'))
+           AS r(k, t, doc);
+INSERT INTO late_one (t, m, doc) SELECT t, m, doc FROM late_rows ORDER BY k;
+DO $$ BEGIN
+    FOR i IN 1..6 LOOP
+        INSERT INTO late_many (t, m, doc) SELECT t, m, doc FROM late_rows WHERE k = i;
+    END LOOP;
+END $$;
+-- {00:00, 00:30, 00:50} {00:40 "five"} {02:00, 02:10}, both ways
+SELECT c, b.* FROM unnest(ARRAY['late_one', 'late_many']::regclass[]) c,
+       LATERAL bucket_summary(c) b ORDER BY 1, 3;
+-- 4000 readings of 4 series, scrambled over 7.7 hours, with a string now
+-- and then: the same buckets in one INSERT as one row per INSERT.
+SELECT tscoll.create_collection('scrambled_one', 't', 'm');
+SELECT tscoll.create_collection('scrambled_many', 't', 'm');
+CREATE TABLE scrambled AS
+    SELECT i, timestamptz '2021-05-18 00:00:00+00' + ((i * 137) % 4000) * interval '7 s' AS t,
+           to_jsonb(i % 4) AS m,
+           jsonb_build_object('v', CASE WHEN i % 97 = 0 THEN to_jsonb('s'::text) ELSE to_jsonb(i) END) AS doc
+      FROM generate_series(0, 3999) i;
+INSERT INTO scrambled_one (t, m, doc) SELECT t, m, doc FROM scrambled ORDER BY i;
+DO $$ BEGIN
+    FOR k IN 0..3999 LOOP
+        INSERT INTO scrambled_many (t, m, doc) SELECT t, m, doc FROM scrambled WHERE i = k;
+    END LOOP;
+END $$;
+CREATE FUNCTION bucket_shapes(c regclass) RETURNS TABLE (meta jsonb, control jsonb)
+    LANGUAGE sql AS $$
+    SELECT meta, control #- '{min,_id}' #- '{max,_id}' FROM tscoll.buckets(c) $$;
+SELECT (SELECT count(*) FROM bucket_shapes('scrambled_one')) AS buckets_one,
+       (SELECT count(*) FROM bucket_shapes('scrambled_many')) AS buckets_many,
+       (SELECT count(*) FROM ((SELECT * FROM bucket_shapes('scrambled_one')
+                               EXCEPT ALL SELECT * FROM bucket_shapes('scrambled_many'))
+                              UNION ALL
+                              (SELECT * FROM bucket_shapes('scrambled_many')
+                               EXCEPT ALL SELECT * FROM bucket_shapes('scrambled_one'))) d) AS differing;
+
+------------------------------------------------------------------------------
 -- Span boundaries and rounding, per granularity, before 1970 and after 2106.
 ------------------------------------------------------------------------------
 SELECT tscoll.create_collection('g_' || g, 't', granularity => g) FROM unnest(ARRAY['seconds', 'minutes', 'hours']) g;

@@ -39,6 +39,25 @@ SELECT count(*) FROM p;
 SELECT tscoll.coll_mod('p', '{"expireAfterSeconds": 4611686018427387903}');
 SELECT tscoll.run_ttl_pass('2100-01-01 00:00:00+00');
 
+-- A partial filter compares as MongoDB does: $lt 5 matches numbers only
+-- (not "abc", null, true or an object, which jsonb would order around 5);
+-- null matches null and a missing field.
+SELECT tscoll.create_collection('typed_filter', 't', 'm');
+SELECT tscoll.create_index('typed_filter', '{"t": 1}',
+    '{"expireAfterSeconds": 0, "partialFilterExpression": {"m.id": {"$lt": 5}}}');
+INSERT INTO typed_filter (t, m, doc)
+    SELECT '2024-01-01 00:00:00+00', m::jsonb, '{}'
+      FROM unnest(ARRAY['{"id": 3}', '{"id": 9}', '{"id": "abc"}', '{"id": null}', '{"id": true}',
+                        '{"id": {"a": 1}}', '{}']) AS m;
+SELECT tscoll.run_ttl_pass('2024-01-02 00:00:00+00') AS deleted;
+SELECT m FROM typed_filter ORDER BY m::text;
+SELECT tscoll.drop_index('typed_filter', 't_1');
+SELECT tscoll.create_index('typed_filter', '{"t": 1}',
+    '{"expireAfterSeconds": 0, "partialFilterExpression": {"m.id": null}}');
+SELECT tscoll.run_ttl_pass('2024-01-02 00:00:00+00') AS deleted;
+SELECT m FROM typed_filter ORDER BY m::text;
+SELECT tscoll.drop_collection('typed_filter');
+
 -- Only the caller's collections expire (all of them, for a superuser).
 CREATE ROLE tscoll_ttl_owner;
 GRANT CREATE ON SCHEMA public TO tscoll_ttl_owner;

@@ -85,8 +85,17 @@ TEST(IndexSpec, Options) {
     d = translate({{"timestamp", N(1)}}, obj({{"partialFilterExpression", filter}}));
     EXPECT_EQ(*d.predicate,
               "((meta->'region') IN ('\"eu\"'::jsonb, '\"us\"'::jsonb)) AND "
-              "(((meta->'id') > '5'::jsonb AND (meta->'id') <= '9'::jsonb) AND "
+              "(((jsonb_typeof((meta->'id')) = 'number' AND (meta->'id') > '5'::jsonb) AND "
+              "(jsonb_typeof((meta->'id')) = 'number' AND (meta->'id') <= '9'::jsonb)) AND "
               "((meta->'x') IS NULL))");
+    // MongoDB: null matches null and missing; a range with a null bound, nothing.
+    Value nulls = obj({{"sensor.a", Value::null()},
+                       {"sensor.b", obj({{"$lt", Value::null()}})},
+                       {"sensor.c", obj({{"$in", Value::array({N(1), Value::null()})}})}});
+    d = translate({{"timestamp", N(1)}}, obj({{"partialFilterExpression", nulls}}));
+    EXPECT_EQ(*d.predicate,
+              "(((meta->'a') IS NULL OR (meta->'a') = 'null'::jsonb)) AND (false) AND "
+              "(((meta->'c') IN ('1'::jsonb, 'null'::jsonb) OR (meta->'c') IS NULL))");
     d = translate({{"timestamp", N(1)}},
                   obj({{"partialFilterExpression", obj({{"sensor", Value::string("a")}})}}));
     EXPECT_EQ(*d.predicate, "((meta) = '\"a\"'::jsonb)");
