@@ -144,8 +144,8 @@ const char *meta_update_hint(const Collection *c) {
         c->name, quote_identifier(c->meta_field), quote_identifier(c->meta_field));
 }
 
-[[noreturn]] void refuse_assignment(const Collection *c, Oid view, AttrNumber column) {
-    const char *field = get_attname(view, column, false);
+// SPEC §6's message, for a column assigned or read other than the meta field.
+[[noreturn]] void refuse_field(const Collection *c, const char *field) {
     const char *message =
         c->meta_field ? psprintf(
                             "cannot update field \"%s\" of time-series collection \"%s\": only the "
@@ -155,20 +155,6 @@ const char *meta_update_hint(const Collection *c) {
                             "cannot update field \"%s\" of time-series collection \"%s\": only the "
                             "meta field can be updated, and the collection has none",
                             field, c->name);
-    refuse(message, meta_update_hint(c));
-}
-
-[[noreturn]] void refuse_read(const Collection *c, Oid view, AttrNumber column) {
-    const char *field = column == 0 ? "*" : get_attname(view, column, false);
-    const char *message =
-        c->meta_field ? psprintf(
-                            "cannot update time-series collection \"%s\" using field \"%s\": an "
-                            "UPDATE may only read the meta field \"%s\"",
-                            c->name, field, c->meta_field)
-                      : psprintf(
-                            "cannot update time-series collection \"%s\" using field \"%s\": only "
-                            "the meta field can be updated, and the collection has none",
-                            c->name, field);
     refuse(message, meta_update_hint(c));
 }
 
@@ -214,6 +200,43 @@ ColumnUse columns_read(Node *node, Index view_rti) {
     ColumnUse use = {view_rti, 0, nullptr, false, false};
     collect_columns(node, &use);
     return use;
+}
+
+// The measurement field of the first doc->>'f' or doc->'f' in an UPDATE,
+// so that an error names "temp" rather than the doc column.
+struct DocField {
+    Index view_rti;
+    AttrNumber doc_column;
+    int depth;
+    const char *field;
+};
+
+bool find_doc_field(Node *node, DocField *d) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, OpExpr) && list_length(castNode(OpExpr, node)->args) == 2) {
+        auto *op = castNode(OpExpr, node);
+        Node *left = static_cast<Node *>(linitial(op->args));
+        Node *right = static_cast<Node *>(lsecond(op->args));
+        const char *name = get_opname(op->opno);
+        if (IsA(left, Var) && IsA(right, Const) && !castNode(Const, right)->constisnull &&
+            castNode(Const, right)->consttype == TEXTOID && name != nullptr &&
+            (strcmp(name, "->>") == 0 || strcmp(name, "->") == 0)) {
+            Var *v = castNode(Var, left);
+            if (v->varno == static_cast<int>(d->view_rti) && v->varattno == d->doc_column &&
+                v->varlevelsup == static_cast<Index>(d->depth)) {
+                d->field = TextDatumGetCString(castNode(Const, right)->constvalue);
+                return true;
+            }
+        }
+    }
+    if (IsA(node, Query)) {
+        d->depth++;
+        bool found = query_tree_walker(castNode(Query, node), walker(find_doc_field), d, 0);
+        d->depth--;
+        return found;
+    }
+    return expression_tree_walker(node, walker(find_doc_field), d);
 }
 
 // ---------------------------------------------------------------------------
@@ -301,17 +324,23 @@ void translate_update(Query *q, const Collection *c) {
     foreach (lc, q->targetList) {
         TargetEntry *tle = lfirst_node(TargetEntry, lc);
         if (!tle->resjunk && (c->meta_column == 0 || tle->resno != c->meta_column))
-            refuse_assignment(c, view, tle->resno);
+            refuse_field(c, get_attname(view, tle->resno, false));
     }
     ColumnUse use = columns_read(reinterpret_cast<Node *>(q->targetList), q->resultRelation);
     ColumnUse where = columns_read(reinterpret_cast<Node *>(q->jointree), q->resultRelation);
     if (use.whole_row || where.whole_row)
-        refuse_read(c, view, 0);
+        refuse_field(c, "*");
     int column = -1;
     Bitmapset *read = bms_union(use.columns, where.columns);
-    while ((column = bms_next_member(read, column)) >= 0)
-        if (column != c->meta_column)
-            refuse_read(c, view, static_cast<AttrNumber>(column));
+    while ((column = bms_next_member(read, column)) >= 0) {
+        if (column == c->meta_column)
+            continue;
+        DocField doc = {static_cast<Index>(q->resultRelation), c->doc_column, 0, nullptr};
+        if (column == c->doc_column &&
+            !find_doc_field(reinterpret_cast<Node *>(q->targetList), &doc))
+            find_doc_field(reinterpret_cast<Node *>(q->jointree), &doc);
+        refuse_field(c, doc.field ? doc.field : get_attname(view, column, false));
+    }
     retarget(q, c);
 }
 
