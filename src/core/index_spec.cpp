@@ -234,11 +234,14 @@ void apply_options(IndexDefinition &def, const Value &options, const std::vector
 }  // namespace
 
 std::string sql_literal(const std::string &text) {
-    std::string out = "'";
+    // With a backslash, an E'' literal: a plain one would end early under
+    // standard_conforming_strings = off (the TTL worker runs these too).
+    bool escaped = text.find('\\') != std::string::npos;
+    std::string out = escaped ? "E'" : "'";
     for (char c : text) {
         if (c == '\0')
             bad_spec("a NUL byte in a field name or value");
-        out += c == '\'' ? "''" : std::string(1, c);
+        out += c == '\'' ? "''" : escaped && c == '\\' ? "\\\\" : std::string(1, c);
     }
     return out + "'";
 }

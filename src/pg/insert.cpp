@@ -129,6 +129,7 @@ class BucketWriter {
   private:
     void assign(SeriesBatch &batch);
     void append(TouchedBucket &t, const Measurement &m, const Bucket::Decision &d);
+    bool reopenable(const TouchedBucket &t, const Measurement &m) const;
     TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
     TouchedBucket *use(const ObjectId &id);
     TouchedBucket &create(const Measurement &m);
@@ -191,6 +192,13 @@ void BucketWriter::append(TouchedBucket &t, const Measurement &m, const Bucket::
     t.appended++;
 }
 
+// SPEC §4.3: a bucket is reopened only while under the maximum size, even
+// one that rule 4's exception let grow past it, and when it takes m.
+bool BucketWriter::reopenable(const TouchedBucket &t, const Measurement &m) const {
+    return t.bucket.data().size() < static_cast<uint64_t>(limits_.max_size) &&
+           t.bucket.decide(m, limits_).reason == Rollover::None;
+}
+
 // An archived bucket of the series that fits, else one found on disk.
 TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measurement &m) {
     int64_t span = info_.max_span_seconds * 1000000;
@@ -201,7 +209,7 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
         TouchedBucket *t = use(ref.id);
         if (t == nullptr)
             state.archived.erase(state.archived.begin() + static_cast<std::ptrdiff_t>(i));
-        else if (t->bucket.decide(m, limits_).reason == Rollover::None) {
+        else if (reopenable(*t, m)) {
             state.archived.erase(state.archived.begin() + static_cast<std::ptrdiff_t>(i));
             return t;
         }
@@ -219,7 +227,7 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
                      });
     for (const catalog::BucketRef &ref : candidates) {
         TouchedBucket *t = use(ref.id);
-        if (t != nullptr && t->bucket.decide(m, limits_).reason == Rollover::None)
+        if (t != nullptr && reopenable(*t, m))
             return t;
     }
     return nullptr;

@@ -182,6 +182,17 @@ END $$;
 -- {00:00, 00:30, 00:50} {00:40 "five"} {02:00, 02:10}, both ways
 SELECT c, b.* FROM unnest(ARRAY['late_one', 'late_many']::regclass[]) c,
        LATERAL bucket_summary(c) b ORDER BY 1, 3;
+-- A bucket that rule 4's exception let grow past bucket_max_size (two
+-- 100 kB measurements) is never reopened, though it has room by count.
+SELECT tscoll.create_collection('large_reopen', 't', 'm');
+INSERT INTO large_reopen (t, m, doc)
+    SELECT timestamptz '2021-05-18 00:00Z' + k * interval '1 minute', '1',
+           jsonb_build_object('x', x, 'pad', repeat('p', pad))
+      FROM (VALUES (0, '1'::jsonb, 100000), (1, '2', 100000), (2, '"three"', 10), (3, '4', 10))
+           AS r(k, x, pad) ORDER BY k;
+SELECT (control->>'count')::int AS n, control->'min'->>'x' AS min_x, control->'max'->>'x' AS max_x
+  FROM tscoll.buckets('large_reopen') ORDER BY control->'min'->>'t', n DESC;
+
 -- 4000 readings of 4 series, scrambled over 7.7 hours, with a string now
 -- and then: the same buckets in one INSERT as one row per INSERT.
 SELECT tscoll.create_collection('scrambled_one', 't', 'm');

@@ -56,6 +56,14 @@ SELECT tscoll.create_index('typed_filter', '{"t": 1}',
     '{"expireAfterSeconds": 0, "partialFilterExpression": {"m.id": null}}');
 SELECT tscoll.run_ttl_pass('2024-01-02 00:00:00+00') AS deleted;
 SELECT m FROM typed_filter ORDER BY m::text;
+-- A backslash in a filter's key stays inside its literal, also where
+-- standard_conforming_strings is off.
+SET standard_conforming_strings = off;
+SELECT tscoll.drop_index('typed_filter', 't_1');
+SELECT tscoll.create_index('typed_filter', '{"t": 1}',
+    $j${"expireAfterSeconds": 0, "partialFilterExpression": {"m.a\\": 1}}$j$);
+SELECT tscoll.run_ttl_pass('2024-01-02 00:00:00+00') AS deleted;
+RESET standard_conforming_strings;
 SELECT tscoll.drop_collection('typed_filter');
 
 -- Only the caller's collections expire (all of them, for a superuser).

@@ -108,6 +108,13 @@ TEST(IndexSpec, Options) {
               ErrorCode::BadValue);
 }
 
+TEST(IndexSpec, SqlLiteral) {
+    EXPECT_EQ(sql_literal("it's"), "'it''s'");
+    // A backslash makes an E'' literal, which reads the same whatever
+    // standard_conforming_strings says.
+    EXPECT_EQ(sql_literal("a\\'b"), "E'a\\\\''b'");
+}
+
 TEST(IndexSpec, PartialTtl) {
     Value filter = obj({{"sensor", Value::string("a")}});
     IndexDefinition d =
