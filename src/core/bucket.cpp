@@ -90,6 +90,8 @@ Bucket without_measurements(const ObjectId &id, UnixMicros min_time, const std::
                             const BucketData &data, std::vector<uint32_t> positions) {
     std::sort(positions.begin(), positions.end());
     Bucket rest(id, min_time, time_field);
+    if (data.full())
+        rest.mark_full();
     std::vector<Value> measurements = data.measurements();
     for (uint32_t i = 0; i < measurements.size(); i++) {
         if (std::binary_search(positions.begin(), positions.end(), i))

@@ -58,6 +58,9 @@ class Bucket {
     };
     Decision decide(const Measurement &m, const BucketingLimits &limits) const;
     void append(const Measurement &m);
+    // Closed by size: never reopened (SPEC §4.1).
+    void mark_full() { data_.mark_full(); }
+    bool full() const { return data_.full(); }
     // Records that rule 4's exception applied; true the first time only.
     bool keep_open_for_large_measurements();
 

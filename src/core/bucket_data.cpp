@@ -17,6 +17,8 @@ namespace tscoll {
 namespace {
 
 constexpr char kMagic[4] = {'T', 'S', 'C', 'B'};
+// Set in the format byte of a bucket closed by size.
+constexpr uint8_t kFullFlag = 0x80;
 constexpr size_t kMaxDepth = 200;  // well above the 100 levels a measurement may have
 
 enum Tag : uint8_t {
@@ -408,7 +410,7 @@ std::string encode_column(const BucketColumn &c, uint32_t count) {
 std::string BucketData::encode() const {
     Writer w;
     w.bytes(std::string_view(kMagic, sizeof kMagic));
-    w.byte(kFormatVersion);
+    w.byte(kFormatVersion | (full_ ? kFullFlag : 0));
     w.varint(count_);
     w.varint(size_);
     w.varint(columns_.size());
@@ -434,6 +436,7 @@ namespace {
 struct Body {
     Reader reader;
     uint8_t version;
+    bool full;
     uint32_t count;
     uint64_t size;
     uint64_t columns;
@@ -450,7 +453,9 @@ Body open_body(std::string_view bytes) {
     if (crc32c(body) != stored)
         corrupt("checksum mismatch");
     Reader r(body.substr(sizeof kMagic));
-    uint8_t version = r.byte();
+    uint8_t format = r.byte();
+    uint8_t version = static_cast<uint8_t>(format & ~kFullFlag);
+    bool full = (format & kFullFlag) != 0;
     if (version != 1 && version != 2)
         corrupt("unknown format version " + std::to_string(version));
     uint64_t count = r.varint();
@@ -462,7 +467,7 @@ Body open_body(std::string_view bytes) {
         corrupt("more measurements than bits of data");
     uint64_t size = r.varint();
     uint64_t columns = r.count();
-    return Body{r, version, static_cast<uint32_t>(count), size, columns};
+    return Body{r, version, full, static_cast<uint32_t>(count), size, columns};
 }
 
 // A column's name and number of values. In version 1 its positions and
@@ -626,6 +631,7 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
     BucketData data;
     data.count_ = b.count;
     data.size_ = b.size;
+    data.full_ = b.full;
     size_t densest = 0;
     // Once the window's time column is read: which measurements are in it.
     std::vector<bool> in_window;

@@ -84,6 +84,10 @@ class BucketData {
     // Sum of the measurements' BSON sizes (SPEC §4.1 rule 4).
     uint64_t size() const { return size_; }
     const std::vector<BucketColumn> &columns() const { return columns_; }
+    // Closed by size (SPEC §4.1 rule 4): full, never reopened, also after
+    // the statement that closed it.
+    bool full() const { return full_; }
+    void mark_full() { full_ = true; }
 
     // Adds a measurement (an object without the meta field).
     void append(const Value &measurement, uint64_t bson_size);
@@ -115,6 +119,7 @@ class BucketData {
 
     uint32_t count_ = 0;
     uint64_t size_ = 0;
+    bool full_ = false;
     std::vector<BucketColumn> columns_;
     std::unordered_map<std::string, size_t> index_;
 };

@@ -107,6 +107,7 @@ struct TouchedBucket {
     bool is_new;
     Jsonb *meta;  // the series' meta, for a new bucket's row
     uint32_t appended = 0;
+    bool closed_full = false;  // closed by size in this statement
 };
 
 // Assigns one statement's measurements to buckets (SPEC §4.1, §4.3) and
@@ -163,6 +164,10 @@ void BucketWriter::assign(SeriesBatch &batch) {
             }
             reason = d.reason;
             count_rollover(reason);
+            if (reason == Rollover::Size) {
+                current->bucket.mark_full();
+                current->closed_full = true;
+            }
             if (reason == Rollover::TimeBackward) {
                 state.archived.push_back({current->bucket.id(), current->bucket.min_time()});
                 if (state.archived.size() > catalog::kMaxArchived)
@@ -193,9 +198,10 @@ void BucketWriter::append(TouchedBucket &t, const Measurement &m, const Bucket::
 }
 
 // SPEC §4.3: a bucket is reopened only while under the maximum size, even
-// one that rule 4's exception let grow past it, and when it takes m.
+// one that rule 4's exception let grow past it, never once closed by size
+// (§4.1), and when it takes m.
 bool BucketWriter::reopenable(const TouchedBucket &t, const Measurement &m) const {
-    return t.bucket.data().size() < static_cast<uint64_t>(limits_.max_size) &&
+    return !t.bucket.full() && t.bucket.data().size() < static_cast<uint64_t>(limits_.max_size) &&
            t.bucket.decide(m, limits_).reason == Rollover::None;
 }
 
@@ -280,8 +286,12 @@ void BucketWriter::count_rollover(Rollover reason) {
 }
 
 void BucketWriter::write(const TouchedBucket &t) {
-    if (t.appended == 0)
+    if (t.appended == 0) {
+        // Only its full mark changed: a row written, not a commit.
+        if (t.closed_full)
+            store_->update(t.bucket);
         return;
+    }
     if (t.is_new) {
         store_->insert(t.bucket, t.meta);
         counters_.numBucketInserts++;

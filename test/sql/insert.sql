@@ -193,6 +193,31 @@ INSERT INTO large_reopen (t, m, doc)
 SELECT (control->>'count')::int AS n, control->'min'->>'x' AS min_x, control->'max'->>'x' AS max_x
   FROM tscoll.buckets('large_reopen') ORDER BY control->'min'->>'t', n DESC;
 
+-- A bucket closed by size is full and never reopened (SPEC §4.1), within
+-- the statement and from disk: ten 12 kB readings fill it, the eleventh
+-- closes it, and a small late reading that falls in its span opens a new
+-- bucket instead.
+SELECT tscoll.create_collection('size_full_one', 't', 'm');
+SELECT tscoll.create_collection('size_full_many', 't', 'm');
+CREATE TABLE size_full AS
+    SELECT k, timestamptz '2021-05-18 00:00Z' + minutes * interval '1 minute' AS t,
+           jsonb_build_object('k', k, 'pad', repeat('p', pad)) AS doc
+      FROM (SELECT k, k AS minutes, 12000 AS pad FROM generate_series(0, 9) k
+            UNION ALL VALUES (10, 30, 12000), (11, 15, 10), (12, 16, 10)) r(k, minutes, pad);
+INSERT INTO size_full_one (t, m, doc) SELECT t, '1', doc FROM size_full ORDER BY k;
+DO $$ BEGIN
+    FOR i IN 0..12 LOOP
+        INSERT INTO size_full_many (t, m, doc) SELECT t, '1', doc FROM size_full WHERE k = i;
+    END LOOP;
+END $$;
+SELECT c, control->'min'->>'t' AS min_t, (control->>'count')::int AS n,
+       control->'min'->>'k' AS min_k, control->'max'->>'k' AS max_k
+  FROM (VALUES ('size_full_one'::regclass), ('size_full_many')) AS v(c), tscoll.buckets(c)
+ ORDER BY c::text, min_t;
+SELECT c, s->'numBucketsClosedDueToSize' AS closed_size, s->'numBucketsReopened' AS reopened
+  FROM (VALUES ('size_full_one'::regclass), ('size_full_many')) AS v(c),
+       tscoll.collection_stats(c) AS s ORDER BY c::text;
+
 -- 4000 readings of 4 series, scrambled over 7.7 hours, with a string now
 -- and then: the same buckets in one INSERT as one row per INSERT.
 SELECT tscoll.create_collection('scrambled_one', 't', 'm');

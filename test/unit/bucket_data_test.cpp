@@ -148,6 +148,23 @@ TEST(BucketData, NumbersKeepTheirValue) {
         EXPECT_EQ(compare_numbers(out[i].find("n")->as_number().text, expected[i]), 0) << i;
 }
 
+// A bucket closed by size stays full through encode and decode, and the
+// mark changes nothing else.
+TEST(BucketData, FullMarkRoundTrips) {
+    BucketData data;
+    Value m = Value::object();
+    m.add("n", Value::number(int64_t{7}));
+    data.append(m, 16);
+    EXPECT_FALSE(BucketData::decode(data.encode()).full());
+    BucketData full = data;
+    full.mark_full();
+    BucketData back = BucketData::decode(full.encode());
+    EXPECT_TRUE(back.full());
+    EXPECT_EQ(back.count(), 1u);
+    EXPECT_EQ(back.size(), 16u);
+    EXPECT_TRUE(BucketData::decode(full.encode(), nullptr).full());
+}
+
 TEST(BucketData, EveryFlippedByteIsDetected) {
     std::mt19937_64 rng(7);
     std::vector<Value> inserted;
