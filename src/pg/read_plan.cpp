@@ -61,6 +61,7 @@ extern "C" {
 }
 
 #include <initializer_list>
+#include <utility>
 
 #include "pg/collection_read.hpp"
 #include "pg/nodes.hpp"
@@ -437,9 +438,101 @@ Node *meta_condition(const CollectionRead &read, const Comparison &c) {
                                           : reinterpret_cast<Node *>(make_orclause(alternatives));
 }
 
+bool reads_only_meta(Node *node, const CollectionRead &read);
+
+// t IN (...) or t = ANY(array) on the time column: one equality's
+// condition per element for up to kMaxInElements known elements, else
+// min_time <= ANY(array) AND max_time >= ANY(array), looser but still
+// true of every bucket that can hold a match.
+constexpr int kMaxInElements = 100;
+
+Node *time_in_condition(const CollectionRead &read, ScalarArrayOpExpr *in) {
+    if (!in->useOr || list_length(in->args) != 2 ||
+        !is_column(static_cast<Node *>(linitial(in->args)), read, read.time_column))
+        return nullptr;
+    Node *array = static_cast<Node *>(lsecond(in->args));
+    if (!is_bound(array))
+        return nullptr;
+    Oid element_type = get_element_type(exprType(array));
+    Comparison c{static_cast<Node *>(linitial(in->args)), nullptr, 0, InvalidOid, TIMESTAMPTZOID};
+    List *meanings = get_op_btree_interpretation(in->opno);
+    ListCell *lc;
+    foreach (lc, meanings) {
+        auto *m = static_cast<OpBtreeInterpretation *>(lfirst(lc));
+        if (m->strategy == BTEqualStrategyNumber && m->oplefttype == TIMESTAMPTZOID) {
+            c.strategy = m->strategy;
+            c.opfamily = m->opfamily_id;
+        }
+    }
+    if (c.strategy == 0 || !OidIsValid(element_type))
+        return nullptr;
+    array = copy_node(array);
+    IncrementVarSublevelsUp(array, 1, 1);
+    List *elements = NIL;
+    if (IsA(array, ArrayExpr) && !castNode(ArrayExpr, array)->multidims) {
+        elements = castNode(ArrayExpr, array)->elements;
+    } else if (IsA(array, Const) && !castNode(Const, array)->constisnull) {
+        Datum *values;
+        bool *nulls;
+        int n;
+        int16 length;
+        bool by_value;
+        char align;
+        get_typlenbyvalalign(element_type, &length, &by_value, &align);
+        deconstruct_array(DatumGetArrayTypeP(castNode(Const, array)->constvalue), element_type,
+                          length, by_value, align, &values, &nulls, &n);
+        for (int i = 0; i < n && i <= kMaxInElements; i++)
+            if (!nulls[i])  // = NULL matches nothing
+                elements = lappend(elements, makeConst(element_type, -1, InvalidOid, length,
+                                                       values[i], false, by_value));
+    }
+    if (elements != NIL && list_length(elements) <= kMaxInElements) {
+        List *alternatives = NIL;
+        foreach (lc, elements) {
+            c.bound = static_cast<Node *>(lfirst(lc));
+            Node *one = time_condition(read, c);
+            if (one == nullptr)
+                return nullptr;
+            alternatives = lappend(alternatives, one);
+        }
+        return list_length(alternatives) == 1
+                   ? static_cast<Node *>(linitial(alternatives))
+                   : reinterpret_cast<Node *>(make_orclause(alternatives));
+    }
+    if (IsA(array, Const) && elements == NIL)  // NULL, or every element NULL
+        return reinterpret_cast<Node *>(makeBoolConst(false, false));
+    List *parts = NIL;
+    for (auto [column, strategy] : {std::pair{"min_time", BTLessEqualStrategyNumber},
+                                    std::pair{"max_time", BTGreaterEqualStrategyNumber}}) {
+        Oid opno = get_opfamily_member(c.opfamily, TIMESTAMPTZOID, element_type, strategy);
+        Node *side = bucket_column(read, column);
+        if (!OidIsValid(opno) || side == nullptr)
+            return nullptr;
+        ScalarArrayOpExpr *any = makeNode(ScalarArrayOpExpr);
+        any->opno = opno;
+        any->opfuncid = get_opcode(opno);
+        any->useOr = true;
+        any->args = list_make2(side, copy_node(array));
+        any->location = -1;
+        parts = lappend(parts, any);
+    }
+    return reinterpret_cast<Node *>(make_andclause(parts));
+}
+
+// `node` with the bucket table's meta in place of the view's meta column.
+Node *meta_of_buckets(Node *node, CollectionRead *read) {
+    if (node == nullptr)
+        return nullptr;
+    if (is_column(node, *read, read->meta_column))
+        return bucket_column(*read, "meta");
+    return expression_tree_mutator(node, mutator(meta_of_buckets), read);
+}
+
 // A condition on bucket rows implied by the query's condition `qual`, or
-// nullptr when it implies none.
-Node *bucket_condition(const CollectionRead &read, Node *qual) {
+// nullptr when it implies none. Within an OR, a condition on meta alone is
+// itself a bucket condition; at the top, PostgreSQL already pushes it down
+// to the buckets, so repeating it would only skew the estimates.
+Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or = false) {
     if (qual == nullptr)
         return nullptr;
     if (IsA(qual, List))
@@ -448,32 +541,40 @@ Node *bucket_condition(const CollectionRead &read, Node *qual) {
         List *parts = NIL;
         ListCell *lc;
         foreach (lc, castNode(BoolExpr, qual)->args)
-            parts = lappend(parts, bucket_condition(read, static_cast<Node *>(lfirst(lc))));
+            parts =
+                lappend(parts, bucket_condition(read, static_cast<Node *>(lfirst(lc)), within_or));
         return all_of(parts);
     }
     if (is_orclause(qual)) {
         List *parts = NIL;
         ListCell *lc;
         foreach (lc, castNode(BoolExpr, qual)->args) {
-            Node *part = bucket_condition(read, static_cast<Node *>(lfirst(lc)));
+            Node *part = bucket_condition(read, static_cast<Node *>(lfirst(lc)), true);
             if (part == nullptr)
                 return nullptr;
             parts = lappend(parts, part);
         }
         return reinterpret_cast<Node *>(make_orclause(parts));
     }
+    if (IsA(qual, ScalarArrayOpExpr))
+        if (Node *in = time_in_condition(read, castNode(ScalarArrayOpExpr, qual)))
+            return in;
     Comparison c;
-    if (!as_comparison(qual, &c))
-        return nullptr;
-    // The bound moves one level down, into the view: references to outer
-    // queries (a correlated subquery's) must reach as far up as before.
-    c.bound = copy_node(c.bound);
-    IncrementVarSublevelsUp(c.bound, 1, 1);
-    if (is_column(c.subject, read, read.time_column))
-        return time_condition(read, c);
-    if (Node *meta = meta_condition(read, c))
-        return meta;
-    return field_condition(read, c);
+    if (as_comparison(qual, &c)) {
+        // The bound moves one level down, into the view: references to outer
+        // queries (a correlated subquery's) must reach as far up as before.
+        c.bound = copy_node(c.bound);
+        IncrementVarSublevelsUp(c.bound, 1, 1);
+        if (is_column(c.subject, read, read.time_column))
+            return time_condition(read, c);
+        if (Node *meta = meta_condition(read, c))
+            return meta;
+        if (Node *field = field_condition(read, c))
+            return field;
+    }
+    if (within_or && read.meta_column != 0 && reads_only_meta(qual, read))
+        return meta_of_buckets(copy_node(qual), const_cast<CollectionRead *>(&read));
+    return nullptr;
 }
 
 void add_bucket_conditions(const CollectionRead &read) {
@@ -667,19 +768,6 @@ int64 first_points_asked(const CollectionRead &read, bool *descending) {
     return count > 0 && offset >= 0 && count + offset <= 100000 ? count + offset : 0;
 }
 
-// The query's conditions, on the buckets of a query whose first relation
-// (1) is the bucket table: its meta in place of the view's meta column.
-Node *meta_of_buckets(Node *node, CollectionRead *read) {
-    if (node == nullptr)
-        return nullptr;
-    if (is_column(node, *read, read->meta_column)) {
-        Var *meta = castNode(Var, bucket_column(*read, "meta"));
-        meta->varno = 1;
-        return reinterpret_cast<Node *>(meta);
-    }
-    return expression_tree_mutator(node, mutator(meta_of_buckets), read);
-}
-
 // Sets the WHERE of every query in `node` that reads the bucket table as l.
 bool filter_series(Node *node, Node *conditions) {
     if (node == nullptr)
@@ -718,12 +806,16 @@ List *read_first_points_only(CollectionRead read) {
     // index on a meta subfield serves.
     Node *quals = read.query->jointree->quals;
     Node *conditions = meta_of_buckets(copy_node(quals), &read);
-    if (Node *indexable = bucket_condition(read, quals)) {
-        ChangeVarNodes(indexable, read.bucket_rti, 1, 0);
-        conditions = reinterpret_cast<Node *>(make_andclause(list_make2(conditions, indexable)));
-    }
-    if (conditions != nullptr)
+    if (Node *indexable = bucket_condition(read, quals))
+        conditions =
+            conditions == nullptr
+                ? indexable
+                : reinterpret_cast<Node *>(make_andclause(list_make2(conditions, indexable)));
+    if (conditions != nullptr) {
+        // In the subqueries below, the bucket table is the first relation.
+        ChangeVarNodes(conditions, read.bucket_rti, 1, 0);
         filter_series(qual, conditions);
+    }
     FromExpr *from = read.view->jointree;
     from->quals = from->quals == nullptr
                       ? qual

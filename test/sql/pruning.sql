@@ -59,6 +59,10 @@ CREATE FUNCTION random_time() RETURNS text LANGUAGE sql AS
 $$ SELECT quote_literal('2024-03-01'::timestamptz - interval '1 hour'
                        + (random() * 180000)::int * interval '1 second') $$;
 
+-- The time of one of the measurements.
+CREATE FUNCTION some_time() RETURNS text LANGUAGE sql AS
+$$ SELECT quote_literal((SELECT t FROM plain ORDER BY random() LIMIT 1)) $$;
+
 -- A random condition: time, meta or field comparisons, and AND/OR of them.
 CREATE FUNCTION random_condition(depth int) RETURNS text LANGUAGE plpgsql AS
 $$
@@ -73,12 +77,23 @@ BEGIN
                || random_condition(depth - 1) || ')';
     ELSIF r < 0.45 THEN
         RETURN 't ' || op || ' ' || random_time();
-    ELSIF r < 0.5 THEN
-        RETURN 't = ' || quote_literal((SELECT t FROM plain ORDER BY random() LIMIT 1));
-    ELSIF r < 0.55 THEN
+    ELSIF r < 0.49 THEN
+        RETURN 't = ' || some_time();
+    ELSIF r < 0.52 THEN
         RETURN 't BETWEEN ' || random_time() || ' AND ' || random_time();
+    ELSIF r < 0.54 THEN
+        RETURN format('t IN (%s, %s, %s)', some_time(), random_time(), some_time());
+    ELSIF r < 0.55 THEN
+        RETURN format('t = ANY (ARRAY[%s, %s]::timestamptz[])', some_time(), some_time());
+    ELSIF r < 0.56 THEN
+        -- an array known only when the query runs
+        RETURN format('t = ANY (array_append(ARRAY[%s::timestamptz], %s))', some_time(), some_time());
     ELSIF r < 0.65 THEN
-        RETURN CASE WHEN random() < 0.2 THEN 'm IS NULL'
+        RETURN CASE WHEN random() < 0.15 THEN 'm IS NULL'
+                    WHEN random() < 0.3 THEN format('m = ''{"s": %s}''', (random() * 4)::int)
+                    WHEN random() < 0.5 THEN format('m @> ''{"s": %s}''', (random() * 4)::int)
+                    WHEN random() < 0.6 THEN format('m->>''s'' IN (''%s'', ''%s'')',
+                                                    (random() * 5)::int, (random() * 5)::int)
                     ELSE format('m->>''s'' = ''%s''', (random() * 5)::int) END;
     ELSIF r < 0.75 THEN
         RETURN format('(doc->>''v'')::float8 %s %s', op, round((random() * 110 - 5)::numeric, 2));
@@ -130,7 +145,11 @@ SELECT q, buckets_read(q, true) AS pruned, buckets_read(q, false) AS unpruned
   FROM (VALUES ($$SELECT count(*) FROM p WHERE t >= '2024-03-02 10:00' AND t < '2024-03-02 11:00'$$),
                ($$SELECT count(*) FROM p WHERE t < '2024-03-01 01:00' OR t > '2024-03-02 23:00'$$),
                ($$SELECT count(*) FROM p WHERE (doc->>'v')::float8 > 99.5$$),
-               ($$SELECT count(*) FROM p WHERE m->>'s' = '3'$$)) AS queries(q);
+               ($$SELECT count(*) FROM p WHERE m->>'s' = '3'$$),
+               ($$SELECT count(*) FROM p WHERE t IN ('2024-03-01 10:00', '2024-03-02 10:00')$$),
+               ($$SELECT count(*) FROM p WHERE (t < '2024-03-01 02:00' AND m = '{"s": 1}')
+                                           OR (t > '2024-03-02 22:00' AND m @> '{"s": 2}')$$))
+       AS queries(q);
 RESET tscoll.enable_bucket_pruning;
 
 -- EXPLAIN ANALYZE of the unpack scan counts the buckets it read, which the
