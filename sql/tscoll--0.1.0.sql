@@ -303,6 +303,12 @@ CREATE FUNCTION tscoll._bucket_ends(_id tscoll.objectid, data bytea, time_field 
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_bucket_ends' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
 
+-- t moved by `seconds`, saturating at -infinity and infinity: the planner's
+-- span-widened time bounds (SPEC §5), which must not fail near the ends of
+-- timestamptz's range.
+CREATE FUNCTION tscoll._time_shift(t timestamptz, seconds bigint) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'tscoll_time_shift' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- Whether a bucket whose control is `control` can hold a measurement for
 -- which (doc->>field)::<type of bound> (or doc->field) compares to `bound`
 -- as btree strategy `strategy` says (1 <, 2 <=, 3 =, 4 >=, 5 >). False only

@@ -13,6 +13,12 @@ namespace tscoll {
 
 using UnixMicros = int64_t;
 
+// The times a collection's time field can hold: from PostgreSQL's first
+// timestamptz (4714-11-24 00:00 BC) to the end of the year 200000, the last
+// the date parser reads (microseconds since 1970 stay far from overflow).
+constexpr UnixMicros kMinTime = -210866803200000000;
+constexpr UnixMicros kMaxTime = 6249254803199999999;  // +200000-12-31T23:59:59.999999Z
+
 std::string format_canonical_date(UnixMicros t);
 
 // Parses exactly the canonical form (3 or 6 fractional digits, 'Z').

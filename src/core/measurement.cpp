@@ -186,7 +186,7 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
         recognise_dates(m.value);
         fields.as_object().push_back(std::move(m));
     }
-    if (!input.time)
+    if (!input.time || *input.time < kMinTime || *input.time > kMaxTime)
         throw_bad_date(names);
     Value::Object &members = fields.as_object();
     if (!has_time)

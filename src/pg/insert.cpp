@@ -101,6 +101,10 @@ BucketingLimits limits_for(const CollectionInfo &info) {
     return limits;
 }
 
+CollectionFields fields_of(const CollectionInfo &info) {
+    return CollectionFields{info.view_name, info.time_field, info.meta_field};
+}
+
 // A bucket this statement appends to.
 struct TouchedBucket {
     Bucket bucket;
@@ -256,6 +260,8 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
 
 TouchedBucket &BucketWriter::create(const Measurement &m) {
     UnixMicros start = bucket_start(m.time, info_.rounding_seconds);
+    if (start < kMinTime)  // a bucket must start where PostgreSQL's dates do
+        throw_bad_date(fields_of(info_));
     ObjectId id = ObjectId::generate(floor_div(start, 1000000));
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{Bucket(id, start, info_.time_field), true, series_meta_}));
@@ -301,10 +307,6 @@ void BucketWriter::write(const TouchedBucket &t) {
     }
     counters_.numCommits++;
     counters_.numMeasurementsCommitted += t.appended;
-}
-
-CollectionFields fields_of(const CollectionInfo &info) {
-    return CollectionFields{info.view_name, info.time_field, info.meta_field};
 }
 
 PendingInsert &pending_for(Oid view) {
@@ -364,10 +366,9 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
     bool isnull = false;
     Datum time = heap_getattr(tuple, 1, desc, &isnull);
     if (!isnull) {
-        TimestampTz t = DatumGetTimestampTz(time);
-        if (TIMESTAMP_NOT_FINITE(t))
+        input.time = time_field_value(DatumGetTimestampTz(time));
+        if (!input.time)
             throw_bad_date(fields_of(p.info));
-        input.time = to_unix_micros(t);
     }
     if (!p.info.meta_field.empty())
         input.meta = jsonb_column(tuple, desc, 2);

@@ -7,6 +7,8 @@ extern "C" {
 #include "datatype/timestamp.h"
 }
 
+#include <optional>
+
 #include "core/date.hpp"
 
 namespace tscoll::pg {
@@ -19,6 +21,12 @@ constexpr TimestampTz to_timestamptz(UnixMicros t) {
 }
 constexpr UnixMicros to_unix_micros(TimestampTz t) {
     return t + kUnixToPostgresMicros;
+}
+// A time field's value from a timestamptz, when tscoll can hold it.
+constexpr std::optional<UnixMicros> time_field_value(TimestampTz t) {
+    if (TIMESTAMP_NOT_FINITE(t) || t > kMaxTime - kUnixToPostgresMicros)
+        return std::nullopt;
+    return to_unix_micros(t);
 }
 
 }  // namespace tscoll::pg

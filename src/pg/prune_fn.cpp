@@ -1,8 +1,11 @@
-// tscoll._control_may_match: the bucket-level test the planner derives from
-// a condition on a measurement field (read_plan.cpp, SPEC §5).
+// The bucket-level tests the planner derives from a query's conditions
+// (read_plan.cpp, SPEC §5): tscoll._control_may_match for measurement
+// fields, tscoll._time_shift for the span-widened time bounds.
 extern "C" {
 #include "postgres.h"
 #include "access/stratnum.h"
+#include "common/int.h"
+#include "utils/timestamp.h"
 #include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -95,4 +98,28 @@ Datum tscoll_control_may_match(PG_FUNCTION_ARGS) {
         PG_RETURN_BOOL(true);
     PG_RETURN_BOOL(
         range_may_match(strategy, numeric_compare(min, bound), numeric_compare(max, bound)));
+}
+
+// tscoll._time_shift(t timestamptz, seconds bigint) RETURNS timestamptz:
+// t moved by whole seconds, saturating at -infinity and infinity where
+// t + interval would fail. A widened bound past PostgreSQL's range then
+// implies nothing, as it should, instead of failing the query.
+extern "C" {
+PG_FUNCTION_INFO_V1(tscoll_time_shift);
+}
+Datum tscoll_time_shift(PG_FUNCTION_ARGS) {
+    TimestampTz t = PG_GETARG_TIMESTAMPTZ(0);
+    int64 seconds = PG_GETARG_INT64(1);
+    int64 micros;
+    TimestampTz shifted;
+    if (TIMESTAMP_NOT_FINITE(t))
+        PG_RETURN_TIMESTAMPTZ(t);
+    if (pg_mul_s64_overflow(seconds, USECS_PER_SEC, &micros) ||
+        pg_add_s64_overflow(t, micros, &shifted) || !IS_VALID_TIMESTAMP(shifted)) {
+        if (seconds < 0)
+            TIMESTAMP_NOBEGIN(shifted);
+        else
+            TIMESTAMP_NOEND(shifted);
+    }
+    PG_RETURN_TIMESTAMPTZ(shifted);
 }

@@ -246,17 +246,16 @@ Node *compare(Node *left, int strategy, Oid opfamily, Node *right) {
     return reinterpret_cast<Node *>(op);
 }
 
+// tscoll._time_shift(bound, seconds): bound + seconds, saturating.
 Node *shift(Node *bound, int64 seconds) {
-    auto *span = static_cast<Interval *>(palloc0(sizeof(Interval)));
-    span->time = (seconds < 0 ? -seconds : seconds) * USECS_PER_SEC;
-    Const *interval = makeConst(INTERVALOID, -1, InvalidOid, sizeof(Interval),
-                                PointerGetDatum(span), false, false);
-    List *name = qualified("pg_catalog", seconds < 0 ? "-" : "+");
-    Oid opno = OpernameGetOprid(name, TIMESTAMPTZOID, INTERVALOID);
-    auto *op = castNode(OpExpr, make_opclause(opno, TIMESTAMPTZOID, false, (Expr *)copy_node(bound),
-                                              (Expr *)interval, InvalidOid, InvalidOid));
-    set_opfuncid(op);
-    return reinterpret_cast<Node *>(op);
+    Oid types[] = {TIMESTAMPTZOID, INT8OID};
+    Oid fn = tscoll_function("_time_shift", 2, types);
+    if (!OidIsValid(fn))
+        return nullptr;
+    List *args = list_make2(copy_node(bound), makeConst(INT8OID, -1, InvalidOid, 8,
+                                                        Int64GetDatum(seconds), false, true));
+    return reinterpret_cast<Node *>(
+        makeFuncExpr(fn, TIMESTAMPTZOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
 }
 
 Node *bucket_column(const CollectionRead &read, const char *name) {
@@ -299,16 +298,14 @@ Node *time_condition(const CollectionRead &read, const Comparison &c) {
     if (below || c.strategy == BTEqualStrategyNumber) {
         int s = below ? c.strategy : static_cast<int>(BTLessEqualStrategyNumber);
         parts = lappend(parts, compare(min_time, s, c.opfamily, c.bound));
-        if (span > 0)
-            parts =
-                lappend(parts, compare(copy_node(max_time), s, c.opfamily, shift(c.bound, span)));
+        if (Node *later = span > 0 ? shift(c.bound, span) : nullptr)
+            parts = lappend(parts, compare(copy_node(max_time), s, c.opfamily, later));
     }
     if (above || c.strategy == BTEqualStrategyNumber) {
         int s = above ? c.strategy : static_cast<int>(BTGreaterEqualStrategyNumber);
         parts = lappend(parts, compare(copy_node(max_time), s, c.opfamily, c.bound));
-        if (span > 0)
-            parts =
-                lappend(parts, compare(copy_node(min_time), s, c.opfamily, shift(c.bound, -span)));
+        if (Node *earlier = span > 0 ? shift(c.bound, -span) : nullptr)
+            parts = lappend(parts, compare(copy_node(min_time), s, c.opfamily, earlier));
     }
     return all_of(parts);
 }

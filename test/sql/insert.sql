@@ -268,6 +268,34 @@ SELECT tscoll.create_collection('fixed', 't', bucket_max_span_seconds => 100, bu
 INSERT INTO fixed (t) VALUES ('1970-01-01 00:03:21+00'), ('1970-01-01 00:04:59+00'), ('1970-01-01 00:05:00+00');
 SELECT * FROM bucket_summary('fixed');
 
+-- The ends of the time range: PostgreSQL's first timestamptz (4714-11-24 BC)
+-- to the end of the year 200000. Beyond them, and where a bucket would start
+-- before PostgreSQL's first time, 22007; nothing is written.
+SELECT tscoll.create_collection('far', 't', bucket_max_span_seconds => 31536000,
+                                bucket_rounding_seconds => 31536000);
+SELECT tscoll.create_collection('far_s', 't');
+INSERT INTO far_s (t) VALUES ('4714-11-24 00:00:00+00 BC'), ('200000-12-31 23:59:59.999999+00');
+INSERT INTO far_s (doc) VALUES ('{"t": "-004713-11-24T00:00:30.000Z"}'),
+                               ('{"t": "+200000-12-31T23:59:59.999Z"}');
+INSERT INTO far (t) VALUES ('4713-12-31 00:00:00+00 BC');
+\set VERBOSITY sqlstate
+INSERT INTO far_s (t) VALUES ('2021-05-18 00:00+00'), ('294276-12-31 23:59:59+00');
+INSERT INTO far_s (t) VALUES ('2021-05-18 00:00+00'), ('200001-01-01 00:00+00');
+INSERT INTO far_s (doc) VALUES ('{"t": "2021-05-18T00:00:00Z"}'), ('{"t": "-004713-11-23T23:59:59.999Z"}');
+INSERT INTO far_s (doc) VALUES ('{"t": "+200001-01-01T00:00:00.000Z"}');
+INSERT INTO far (t) VALUES ('2021-05-18 00:00+00'), ('4714-12-31 00:00:00+00 BC');
+\set VERBOSITY default
+SELECT t, doc->>'t' AS doc_t FROM far_s ORDER BY t;
+SELECT (SELECT count(*) FROM far_s WHERE t >= '2021-01-01') AS far_s_2021,
+       (SELECT count(*) FROM far) AS far;
+-- Bounds whose span-widened form would leave timestamptz's range, and
+-- infinities: no error, the right rows.
+SELECT (SELECT count(*) FROM far_s WHERE t > '4714-11-24 00:00:10+00 BC') AS after_first,
+       (SELECT count(*) FROM far_s WHERE t < '294276-12-31 23:30:00+00') AS before_last,
+       (SELECT count(*) FROM far_s WHERE t <= 'infinity') AS to_infinity,
+       (SELECT count(*) FROM far_s WHERE t > '-infinity') AS from_minus_infinity,
+       (SELECT count(*) FROM far_s WHERE t = 'infinity') AS at_infinity;
+
 ------------------------------------------------------------------------------
 -- Out of order and time backward (SPEC §4.1 rule 2, §4.3 reopening).
 ------------------------------------------------------------------------------
