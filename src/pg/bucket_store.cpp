@@ -267,7 +267,26 @@ void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
                       PointerGetDatum(control_jsonb(bucket, row_context_)),
                       bytea_datum(bucket.data().encode(), row_context_)};
     const char nulls[] = {' ', meta ? ' ' : 'n', ' ', ' '};
-    run(query.c_str(), 4, types, values, nulls, 0);
+    try {
+        run(query.c_str(), 4, types, values, nulls, 0);
+    } catch (const PgError &e) {
+        // A btree entry holds about 2.7 kB: a larger meta value (or an
+        // indexed field's control value) cannot be indexed. PostgreSQL's
+        // own message names neither the collection nor what to do.
+        if (e.edata()->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED ||
+            e.edata()->constraint_name == nullptr)
+            throw;
+        throw Error(ErrorCode::TooLarge,
+                    "a bucket of time-series collection \"" + info_.view_name +
+                        "\" is too large for its index \"" + e.edata()->constraint_name + "\"",
+                    e.edata()->message,
+                    info_.meta_field.empty()
+                        ? "Index entries hold at most 2704 bytes; keep large values out of "
+                          "indexed fields."
+                        : "Index entries hold at most 2704 bytes; keep large values out of the "
+                          "meta field \"" +
+                              info_.meta_field + "\" and out of indexed fields.");
+    }
     MemoryContextReset(row_context_);
 }
 

@@ -349,6 +349,17 @@ INSERT INTO schema (doc) VALUES
 SELECT n, min_t, max_t FROM bucket_summary('schema');
 SELECT counters('schema');
 
+-- A meta value too large for the default index: 54000 naming the
+-- collection, the index and the meta field; a 2.5 kB one is fine.
+SELECT tscoll.create_collection('big_meta', 't', 'm');
+INSERT INTO big_meta (t, m)
+    SELECT '2021-05-18 00:00+00', jsonb_build_object('k', string_agg(md5(i::text), ''))
+      FROM generate_series(1, 200) i;
+INSERT INTO big_meta (t, m)
+    SELECT '2021-05-18 00:00+00', jsonb_build_object('k', string_agg(md5(i::text), ''))
+      FROM generate_series(1, 80) i;
+SELECT count(*), length(m->>'k') FROM big_meta GROUP BY 2;
+
 ------------------------------------------------------------------------------
 -- Count and size limits; large measurements.
 ------------------------------------------------------------------------------
