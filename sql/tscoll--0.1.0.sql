@@ -854,11 +854,22 @@ $$
 DECLARE
     c tscoll.collections := tscoll._collection(collection::text);
     i tscoll.indexes;
+    plain regclass;
 BEGIN
     PERFORM tscoll._check_owner(c);
     DELETE FROM tscoll.indexes x WHERE x.collection = c.view AND x.name = drop_index.name
     RETURNING * INTO i;
     IF NOT FOUND THEN
+        -- one made with plain CREATE INDEX, as list_indexes shows it
+        SELECT r.oid INTO plain
+          FROM pg_index x JOIN pg_class r ON r.oid = x.indexrelid
+         WHERE x.indrelid = c.bucket_table AND NOT x.indisprimary AND r.relname = drop_index.name
+           AND r.relname NOT IN (SELECT y.bucket_index FROM tscoll.indexes y
+                                  WHERE y.collection = c.view AND y.bucket_index IS NOT NULL);
+        IF plain IS NOT NULL THEN
+            EXECUTE format('DROP INDEX %s', plain);
+            RETURN;
+        END IF;
         RAISE EXCEPTION 'index % of time-series collection % does not exist', name, c.view
             USING ERRCODE = '42704';
     END IF;

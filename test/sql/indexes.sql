@@ -71,7 +71,10 @@ SELECT count(*) AS indexes FROM tscoll.list_indexes('w');
 -- Indexes made with plain CREATE INDEX are listed with their definition.
 CREATE INDEX by_hand ON "system.buckets.w" ((control->'count'));
 SELECT i FROM tscoll.list_indexes('w') i WHERE i->>'name' = 'by_hand';
-DROP INDEX by_hand;
+-- drop_index drops it by the name list_indexes gives.
+SELECT tscoll.drop_index('w', 'by_hand');
+SELECT count(*) AS by_hand_left FROM pg_class WHERE relname = 'by_hand';
+SELECT try($$SELECT tscoll.drop_index('w', 'by_hand')$$);
 
 -- The translated index serves queries on the view; hidden, it serves none.
 -- (The two compound indexes on sensorId would serve it too: dropped first.)
