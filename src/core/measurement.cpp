@@ -186,7 +186,9 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
         recognise_dates(m.value);
         fields.as_object().push_back(std::move(m));
     }
-    if (!input.time || *input.time < kMinTime || *input.time > kMaxTime)
+    // A bucket must start where PostgreSQL's dates do, too.
+    if (!input.time || *input.time > kMaxTime ||
+        bucket_start(*input.time, names.rounding_seconds) < kMinTime)
         throw_bad_date(names);
     Value::Object &members = fields.as_object();
     if (!has_time)

@@ -16,7 +16,8 @@ namespace tscoll {
 struct CollectionFields {
     std::string collection;  // for messages
     std::string time_field;
-    std::string meta_field;  // empty when the collection has none
+    std::string meta_field;        // empty when the collection has none
+    int64_t rounding_seconds = 1;  // where a new bucket would start (SPEC §4.1)
 };
 
 // One row as it reaches the view: any of the three columns may be absent.

@@ -240,7 +240,9 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
 std::vector<catalog::BucketRef> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) {
     std::string query = "SELECT _id, min_time FROM " + info_.bucket_name + " WHERE " +
                         (meta ? "meta = $3" : "meta IS NULL") +
-                        " AND min_time <= $1 AND min_time > $2 ORDER BY min_time DESC LIMIT " +
+                        " AND min_time <= $1 AND min_time > $2" +
+                        // not full: the format byte's flag (doc/BUCKET_FORMAT.md)
+                        " AND get_byte(data, 4) < 128 ORDER BY min_time DESC LIMIT " +
                         std::to_string(kMaxReopenCandidates);
     Oid types[] = {TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID};
     Datum values[] = {TimestampTzGetDatum(to_timestamptz(t)),
@@ -258,6 +260,28 @@ std::vector<catalog::BucketRef> BucketStore::reopen_candidates(Jsonb *meta, Unix
     return refs;
 }
 
+// Writes a bucket row. A btree entry holds about 2.7 kB: a larger meta
+// value, or control value of an indexed field, cannot be indexed, and
+// PostgreSQL's own message names neither the collection nor what to do.
+uint64 BucketStore::write(const char *query, int nargs, Oid *types, Datum *values,
+                          const char *nulls) {
+    try {
+        return run(query, nargs, types, values, nulls, 0);
+    } catch (const PgError &e) {
+        if (e.edata()->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED ||
+            e.edata()->constraint_name == nullptr)
+            throw;
+        std::string hint = "Index entries hold at most 2704 bytes; keep large values out of ";
+        hint += info_.meta_field.empty()
+                    ? "indexed fields."
+                    : "the meta field \"" + info_.meta_field + "\" and out of indexed fields.";
+        throw Error(ErrorCode::TooLarge,
+                    "a bucket of time-series collection \"" + info_.view_name +
+                        "\" is too large for its index \"" + e.edata()->constraint_name + "\"",
+                    e.edata()->message, hint);
+    }
+}
+
 void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
     std::string query =
         "INSERT INTO " + info_.bucket_name + " (_id, meta, control, data) VALUES ($1, $2, $3, $4)";
@@ -267,26 +291,7 @@ void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
                       PointerGetDatum(control_jsonb(bucket, row_context_)),
                       bytea_datum(bucket.data().encode(), row_context_)};
     const char nulls[] = {' ', meta ? ' ' : 'n', ' ', ' '};
-    try {
-        run(query.c_str(), 4, types, values, nulls, 0);
-    } catch (const PgError &e) {
-        // A btree entry holds about 2.7 kB: a larger meta value (or an
-        // indexed field's control value) cannot be indexed. PostgreSQL's
-        // own message names neither the collection nor what to do.
-        if (e.edata()->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED ||
-            e.edata()->constraint_name == nullptr)
-            throw;
-        throw Error(ErrorCode::TooLarge,
-                    "a bucket of time-series collection \"" + info_.view_name +
-                        "\" is too large for its index \"" + e.edata()->constraint_name + "\"",
-                    e.edata()->message,
-                    info_.meta_field.empty()
-                        ? "Index entries hold at most 2704 bytes; keep large values out of "
-                          "indexed fields."
-                        : "Index entries hold at most 2704 bytes; keep large values out of the "
-                          "meta field \"" +
-                              info_.meta_field + "\" and out of indexed fields.");
-    }
+    write(query.c_str(), 4, types, values, nulls);
     MemoryContextReset(row_context_);
 }
 
@@ -297,7 +302,7 @@ void BucketStore::update(const Bucket &bucket) {
     Datum values[] = {objectid_datum(bucket.id(), row_context_),
                       PointerGetDatum(control_jsonb(bucket, row_context_)),
                       bytea_datum(bucket.data().encode(), row_context_)};
-    if (run(query.c_str(), 3, types, values, nullptr, 0) != 1)
+    if (write(query.c_str(), 3, types, values, nullptr) != 1)
         throw Error(ErrorCode::Internal,
                     "bucket " + bucket.id().to_hex() + " vanished while locked");
     MemoryContextReset(row_context_);

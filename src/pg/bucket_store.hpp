@@ -93,6 +93,8 @@ class BucketStore {
     void update(const Bucket &bucket);
 
   private:
+    uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
+
     const CollectionInfo &info_;
     TrustedBucketWrites trusted_;
     OwnerSession owner_;

@@ -102,7 +102,8 @@ BucketingLimits limits_for(const CollectionInfo &info) {
 }
 
 CollectionFields fields_of(const CollectionInfo &info) {
-    return CollectionFields{info.view_name, info.time_field, info.meta_field};
+    return CollectionFields{info.view_name, info.time_field, info.meta_field,
+                            info.rounding_seconds};
 }
 
 // A bucket this statement appends to.
@@ -158,6 +159,8 @@ void BucketWriter::assign(SeriesBatch &batch) {
     created_.clear();
     catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
     TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
+    if (current != nullptr && current->bucket.full())  // closed by size in another catalog
+        current = nullptr;
     for (const Measurement &m : batch.measurements) {
         Rollover reason = Rollover::None;
         if (current != nullptr) {
@@ -260,8 +263,6 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
 
 TouchedBucket &BucketWriter::create(const Measurement &m) {
     UnixMicros start = bucket_start(m.time, info_.rounding_seconds);
-    if (start < kMinTime)  // a bucket must start where PostgreSQL's dates do
-        throw_bad_date(fields_of(info_));
     ObjectId id = ObjectId::generate(floor_div(start, 1000000));
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{Bucket(id, start, info_.time_field), true, series_meta_}));

@@ -38,6 +38,7 @@ extern "C" {
 #include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/analyze.h"
 #include "parser/parse_coerce.h"
@@ -252,8 +253,9 @@ Node *shift(Node *bound, int64 seconds) {
     Oid fn = tscoll_function("_time_shift", 2, types);
     if (!OidIsValid(fn))
         return nullptr;
-    List *args = list_make2(copy_node(bound), makeConst(INT8OID, -1, InvalidOid, 8,
-                                                        Int64GetDatum(seconds), false, true));
+    List *args = list_make2(
+        copy_node(bound),
+        makeConst(INT8OID, -1, InvalidOid, 8, Int64GetDatum(seconds), false, FLOAT8PASSBYVAL));
     return reinterpret_cast<Node *>(
         makeFuncExpr(fn, TIMESTAMPTZOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
 }
@@ -468,7 +470,10 @@ Node *time_in_condition(const CollectionRead &read, ScalarArrayOpExpr *in) {
     List *elements = NIL;
     if (IsA(array, ArrayExpr) && !castNode(ArrayExpr, array)->multidims) {
         elements = castNode(ArrayExpr, array)->elements;
-    } else if (IsA(array, Const) && !castNode(Const, array)->constisnull) {
+    } else if (IsA(array, Const)) {
+        Const *constant = castNode(Const, array);
+        if (constant->constisnull)
+            return reinterpret_cast<Node *>(makeBoolConst(false, false));
         Datum *values;
         bool *nulls;
         int n;
@@ -476,12 +481,14 @@ Node *time_in_condition(const CollectionRead &read, ScalarArrayOpExpr *in) {
         bool by_value;
         char align;
         get_typlenbyvalalign(element_type, &length, &by_value, &align);
-        deconstruct_array(DatumGetArrayTypeP(castNode(Const, array)->constvalue), element_type,
-                          length, by_value, align, &values, &nulls, &n);
-        for (int i = 0; i < n && i <= kMaxInElements; i++)
+        deconstruct_array(DatumGetArrayTypeP(constant->constvalue), element_type, length, by_value,
+                          align, &values, &nulls, &n);
+        for (int i = 0; i < n; i++)
             if (!nulls[i])  // = NULL matches nothing
                 elements = lappend(elements, makeConst(element_type, -1, InvalidOid, length,
                                                        values[i], false, by_value));
+        if (elements == NIL)
+            return reinterpret_cast<Node *>(makeBoolConst(false, false));
     }
     if (elements != NIL && list_length(elements) <= kMaxInElements) {
         List *alternatives = NIL;
@@ -496,8 +503,6 @@ Node *time_in_condition(const CollectionRead &read, ScalarArrayOpExpr *in) {
                    ? static_cast<Node *>(linitial(alternatives))
                    : reinterpret_cast<Node *>(make_orclause(alternatives));
     }
-    if (IsA(array, Const) && elements == NIL)  // NULL, or every element NULL
-        return reinterpret_cast<Node *>(makeBoolConst(false, false));
     List *parts = NIL;
     for (auto [column, strategy] : {std::pair{"min_time", BTLessEqualStrategyNumber},
                                     std::pair{"max_time", BTGreaterEqualStrategyNumber}}) {
@@ -526,9 +531,10 @@ Node *meta_of_buckets(Node *node, CollectionRead *read) {
 }
 
 // A condition on bucket rows implied by the query's condition `qual`, or
-// nullptr when it implies none. Within an OR, a condition on meta alone is
-// itself a bucket condition; at the top, PostgreSQL already pushes it down
-// to the buckets, so repeating it would only skew the estimates.
+// nullptr when it implies none. Within an OR that reads more than meta, a
+// condition on meta alone is itself a bucket condition; at the top, or in
+// an OR on meta alone, PostgreSQL already pushes it down to the buckets,
+// so repeating it would only skew the estimates.
 Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or = false) {
     if (qual == nullptr)
         return nullptr;
@@ -543,10 +549,12 @@ Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or = 
         return all_of(parts);
     }
     if (is_orclause(qual)) {
+        // An OR on meta alone is pushed down whole by PostgreSQL.
+        bool mixed = within_or || !reads_only_meta(qual, read);
         List *parts = NIL;
         ListCell *lc;
         foreach (lc, castNode(BoolExpr, qual)->args) {
-            Node *part = bucket_condition(read, static_cast<Node *>(lfirst(lc)), true);
+            Node *part = bucket_condition(read, static_cast<Node *>(lfirst(lc)), mixed);
             if (part == nullptr)
                 return nullptr;
             parts = lappend(parts, part);
@@ -569,7 +577,11 @@ Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or = 
         if (Node *field = field_condition(read, c))
             return field;
     }
-    if (within_or && read.meta_column != 0 && reads_only_meta(qual, read))
+    // Strict only: the view may be the nullable side of an outer join, where
+    // pruning a bucket turns its rows into NULLs, which `m IS NULL` (say)
+    // would then let through. A strict condition rejects them as before.
+    if (within_or && read.meta_column != 0 && reads_only_meta(qual, read) &&
+        !contain_nonstrict_functions(qual))
         return meta_of_buckets(copy_node(qual), const_cast<CollectionRead *>(&read));
     return nullptr;
 }

@@ -285,9 +285,14 @@ INSERT INTO far_s (doc) VALUES ('{"t": "2021-05-18T00:00:00Z"}'), ('{"t": "-0047
 INSERT INTO far_s (doc) VALUES ('{"t": "+200001-01-01T00:00:00.000Z"}');
 INSERT INTO far (t) VALUES ('2021-05-18 00:00+00'), ('4714-12-31 00:00:00+00 BC');
 \set VERBOSITY default
+-- insert_many refuses only that document: ordered stops there, unordered
+-- goes on.
+SELECT tscoll.insert_many('far', '[{"t": "2021-05-18T00:00:00Z"}, {"t": "-004713-01-01T00:00:00Z"},
+                                   {"t": "2021-05-19T00:00:00Z"}]', ordered => o)
+  FROM (VALUES (true), (false)) AS v(o);
 SELECT t, doc->>'t' AS doc_t FROM far_s ORDER BY t;
 SELECT (SELECT count(*) FROM far_s WHERE t >= '2021-01-01') AS far_s_2021,
-       (SELECT count(*) FROM far) AS far;
+       (SELECT count(*) FROM far) AS far, (SELECT count(*) FROM far WHERE t > '2021-01-01') AS far_2021;
 -- Bounds whose span-widened form would leave timestamptz's range, and
 -- infinities: no error, the right rows.
 SELECT (SELECT count(*) FROM far_s WHERE t > '4714-11-24 00:00:10+00 BC') AS after_first,
