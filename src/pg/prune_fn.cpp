@@ -4,13 +4,13 @@
 extern "C" {
 #include "postgres.h"
 #include "access/stratnum.h"
-#include "common/int.h"
-#include "utils/timestamp.h"
 #include "catalog/pg_type_d.h"
+#include "common/int.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
+#include "utils/timestamp.h"
 }
 
 #include "pg/guard.hpp"
