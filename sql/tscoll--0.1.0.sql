@@ -294,7 +294,7 @@ CREATE FUNCTION tscoll._bucket_slots(control jsonb)
 CREATE FUNCTION tscoll._bucket_latest(max_time timestamptz)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE ROWS 1
-    AS 'SELECT max_time, NULL::jsonb';
+    AS 'SELECT max_time, NULL::pg_catalog.jsonb';
 -- The earliest and the latest time of a bucket's measurements (one row when
 -- they are equal): what the view unpacks for a query whose only aggregates
 -- are min(time) and max(time). control.min is rounded down, so the times
@@ -354,7 +354,7 @@ CREATE FUNCTION tscoll._remove_measurements(_id tscoll.objectid, min_time timest
                                             OUT control jsonb, OUT data bytea)
     AS 'MODULE_PATHNAME', 'tscoll_remove_measurements' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION tscoll._placeholder(integer) RETURNS boolean
-    LANGUAGE sql IMMUTABLE AS 'SELECT NULL::boolean';
+    LANGUAGE sql IMMUTABLE AS 'SELECT NULL::pg_catalog.bool';
 -- Called by the view's rules when a statement reached them untranslated
 -- (parsed before tscoll was loaded in the session). Immutable so that it
 -- raises while the statement is planned, whatever it would match.
@@ -384,24 +384,27 @@ $$;
 
 -- The bucket table's name for a view name.
 CREATE FUNCTION tscoll._bucket_table_name(view_name name) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'system.buckets.' || view_name $$;
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT 'system.buckets.' || view_name $$;
 
 -- Splits 'weather' or 'myschema.weather' (quoting as in SQL) into schema and
--- name; an unqualified name goes to the schema CREATE TABLE would use.
-CREATE FUNCTION tscoll._split_name(name text, OUT schema_name text, OUT rel_name text)
-    LANGUAGE plpgsql STABLE AS
+-- name; an unqualified name goes to creation_schema, the schema CREATE TABLE
+-- would use in the caller's search_path.
+CREATE FUNCTION tscoll._split_name(name text, creation_schema text,
+                                   OUT schema_name text, OUT rel_name text)
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    parts text[] := pg_catalog.parse_ident(name);
+    parts text[] := parse_ident(name);
 BEGIN
-    IF pg_catalog.array_length(parts, 1) = 1 THEN
-        schema_name := pg_catalog.current_schema();
+    IF array_length(parts, 1) = 1 THEN
+        schema_name := creation_schema;
         IF schema_name IS NULL THEN
             RAISE EXCEPTION 'no schema has been selected to create in'
                 USING ERRCODE = '3F000';
         END IF;
         rel_name := parts[1];
-    ELSIF pg_catalog.array_length(parts, 1) = 2 THEN
+    ELSIF array_length(parts, 1) = 2 THEN
         schema_name := parts[1];
         rel_name := parts[2];
     ELSE
@@ -415,7 +418,7 @@ $$;
 -- row of a new collection. `o` is the output of _validate_options.
 CREATE FUNCTION tscoll._create_collection_objects(
     schema_name text, rel_name text, o jsonb) RETURNS regclass
-    LANGUAGE plpgsql AS
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
     time_field text := o ->> 'timeField';
@@ -482,7 +485,7 @@ $$;
 
 -- Whether a catalog row holds exactly the validated options `o`.
 CREATE FUNCTION tscoll._same_options(c tscoll.collections, o jsonb) RETURNS boolean
-    LANGUAGE sql IMMUTABLE AS
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
 $$
 SELECT c.time_field = o ->> 'timeField'
    AND c.meta_field IS NOT DISTINCT FROM o ->> 'metaField'
@@ -492,9 +495,13 @@ SELECT c.time_field = o ->> 'timeField'
    AND c.expire_after_seconds IS NOT DISTINCT FROM (o ->> 'expireAfterSeconds')::bigint
 $$;
 
-CREATE FUNCTION tscoll.create_collection_from_options(name text, options jsonb)
+-- tscoll's functions resolve names in pg_catalog and tscoll alone (SET
+-- search_path). The entry points that take a relation name are plain SQL
+-- around them: they resolve that name in the caller's search_path, with
+-- nothing but schema-qualified calls, and pass on the result.
+CREATE FUNCTION tscoll._create_collection(name text, options jsonb, creation_schema text)
     RETURNS regclass
-    LANGUAGE plpgsql AS
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
     o jsonb;
@@ -507,7 +514,7 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     o := tscoll._validate_options(options);
-    SELECT * INTO target FROM tscoll._split_name(name);
+    SELECT * INTO target FROM tscoll._split_name(name, creation_schema);
     IF target.schema_name = 'tscoll' THEN
         RAISE EXCEPTION 'cannot create a time-series collection in the schema of the tscoll extension'
             USING ERRCODE = '42501',
@@ -549,8 +556,36 @@ BEGIN
     RETURN tscoll._create_collection_objects(target.schema_name, target.rel_name, o);
 END
 $$;
+
+CREATE FUNCTION tscoll.create_collection_from_options(name text, options jsonb)
+    RETURNS regclass LANGUAGE sql AS
+$$ SELECT tscoll._create_collection(name, options, pg_catalog.current_schema()) $$;
 COMMENT ON FUNCTION tscoll.create_collection_from_options(text, jsonb) IS
     'creates a time-series collection from MongoDB create-command options';
+
+-- create_collection's options in MongoDB's create-command shape.
+CREATE FUNCTION tscoll._create_options(
+    time_field text, meta_field text, granularity text, bucket_max_span_seconds integer,
+    bucket_rounding_seconds integer, expire_after_seconds bigint, fields jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF fields IS NOT NULL THEN
+        RAISE EXCEPTION 'typed fields are not supported by this version of tscoll'
+            USING ERRCODE = '0A000',
+                  HINT = 'Create the collection without "fields"; read values from doc.';
+    END IF;
+    RETURN jsonb_build_object('timeseries', jsonb_strip_nulls(
+            jsonb_build_object(
+                'timeField', time_field,
+                'metaField', meta_field,
+                'granularity', granularity,
+                'bucketMaxSpanSeconds', bucket_max_span_seconds,
+                'bucketRoundingSeconds', bucket_rounding_seconds)))
+        || CASE WHEN expire_after_seconds IS NULL THEN '{}'::jsonb
+                ELSE jsonb_build_object('expireAfterSeconds', expire_after_seconds) END;
+END
+$$;
 
 CREATE FUNCTION tscoll.create_collection(
     name text,
@@ -561,38 +596,26 @@ CREATE FUNCTION tscoll.create_collection(
     bucket_rounding_seconds integer DEFAULT NULL,
     expire_after_seconds bigint DEFAULT NULL,
     fields jsonb DEFAULT NULL) RETURNS regclass
-    LANGUAGE plpgsql AS
+    LANGUAGE sql AS
 $$
-BEGIN
-    IF fields IS NOT NULL THEN
-        RAISE EXCEPTION 'typed fields are not supported by this version of tscoll'
-            USING ERRCODE = '0A000',
-                  HINT = 'Create the collection without "fields"; read values from doc.';
-    END IF;
-    RETURN tscoll.create_collection_from_options(name,
-        pg_catalog.jsonb_build_object('timeseries', pg_catalog.jsonb_strip_nulls(
-            pg_catalog.jsonb_build_object(
-                'timeField', time_field,
-                'metaField', meta_field,
-                'granularity', granularity,
-                'bucketMaxSpanSeconds', bucket_max_span_seconds,
-                'bucketRoundingSeconds', bucket_rounding_seconds)))
-        || CASE WHEN expire_after_seconds IS NULL THEN '{}'::jsonb
-                ELSE pg_catalog.jsonb_build_object('expireAfterSeconds', expire_after_seconds) END);
-END
+SELECT tscoll._create_collection(
+    name,
+    tscoll._create_options(time_field, meta_field, granularity, bucket_max_span_seconds,
+                           bucket_rounding_seconds, expire_after_seconds, fields),
+    pg_catalog.current_schema())
 $$;
 COMMENT ON FUNCTION tscoll.create_collection(text, text, text, text, integer, integer, bigint, jsonb) IS
     'creates a time-series collection: a view over a bucket table';
 
--- The catalog row of the collection called `name`; raises 42P01 when there
--- is none.
-CREATE FUNCTION tscoll._collection(name text) RETURNS tscoll.collections
-    LANGUAGE plpgsql STABLE AS
+-- The catalog row of the collection `view` (resolved from `name`); raises
+-- 42P01 when there is none.
+CREATE FUNCTION tscoll._collection(view regclass, name text) RETURNS tscoll.collections
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
     c tscoll.collections;
 BEGIN
-    SELECT * INTO c FROM tscoll.collections WHERE view = pg_catalog.to_regclass(name);
+    SELECT * INTO c FROM tscoll.collections x WHERE x.view = _collection.view;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'time-series collection "%" does not exist', name USING ERRCODE = '42P01';
     END IF;
@@ -600,23 +623,24 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION tscoll.drop_collection(name text) RETURNS void
-    LANGUAGE plpgsql AS
+CREATE FUNCTION tscoll._drop_collection(view regclass, name text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(name);
-    view text := c.view::text;
-    buckets text := c.bucket_table::text;
+    c tscoll.collections := tscoll._collection(view, name);
 BEGIN
     -- Unregister first, so that the sql_drop event trigger has nothing left
     -- to do (it would not run under session_replication_role = replica).
     -- DROP VIEW checks ownership and undoes everything when it fails.
-    DELETE FROM tscoll.collections WHERE tscoll.collections.view = c.view;
-    EXECUTE pg_catalog.format('DROP VIEW %s', view);
-    EXECUTE pg_catalog.format('DROP TABLE %s', buckets);
+    DELETE FROM tscoll.collections x WHERE x.view = c.view;
+    EXECUTE format('DROP VIEW %s', c.view);
+    EXECUTE format('DROP TABLE %s', c.bucket_table);
     PERFORM tscoll._forget_bucket_table(c.bucket_table);
 END
 $$;
+
+CREATE FUNCTION tscoll.drop_collection(name text) RETURNS void LANGUAGE sql AS
+$$ SELECT tscoll._drop_collection(pg_catalog.to_regclass(name), name) $$;
 COMMENT ON FUNCTION tscoll.drop_collection(text) IS
     'drops a time-series collection: view, bucket table and catalog row';
 
@@ -650,7 +674,7 @@ CREATE FUNCTION tscoll.buckets(collection regclass)
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection::text);
+    c tscoll.collections := tscoll._collection(collection, collection::text);
 BEGIN
     RETURN QUERY SELECT * FROM tscoll._buckets(c.view);
 END
@@ -674,7 +698,7 @@ CREATE FUNCTION tscoll.collection_stats(collection regclass) RETURNS jsonb
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection::text);
+    c tscoll.collections := tscoll._collection(collection, collection::text);
     bucket_count bigint;
     measurements bigint;
     uncompressed bigint;
@@ -796,7 +820,7 @@ CREATE FUNCTION tscoll.create_index(collection regclass, keys json, options json
     RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection::text);
+    c tscoll.collections := tscoll._collection(collection, collection::text);
 BEGIN
     PERFORM tscoll._check_owner(c);
     RETURN tscoll._add_index(c, keys, options);
@@ -818,7 +842,7 @@ CREATE FUNCTION tscoll.list_indexes(collection regclass) RETURNS SETOF json
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection::text);
+    c tscoll.collections := tscoll._collection(collection, collection::text);
 BEGIN
     IF NOT has_table_privilege(c.view, 'SELECT') THEN
         RAISE EXCEPTION 'permission denied for view %', c.view USING ERRCODE = '42501';
@@ -852,7 +876,7 @@ CREATE FUNCTION tscoll.drop_index(collection regclass, name text) RETURNS void
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection::text);
+    c tscoll.collections := tscoll._collection(collection, collection::text);
     i tscoll.indexes;
     plain regclass;
 BEGIN
@@ -943,7 +967,7 @@ CREATE FUNCTION tscoll.coll_mod(collection regclass, changes jsonb) RETURNS json
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection::text);
+    c tscoll.collections := tscoll._collection(collection, collection::text);
     result jsonb;
     o jsonb;
     i tscoll.indexes;

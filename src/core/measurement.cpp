@@ -8,7 +8,15 @@
 
 namespace tscoll {
 
-namespace {}  // namespace
+Value view_document(Value fields, const std::string &time_field, const std::string &meta_field,
+                    const std::optional<Value> &meta) {
+    for (Member &m : fields.as_object())
+        if (m.key == time_field && m.value.is(Value::Kind::Date))
+            m.value = Value::string(format_canonical_date(m.value.as_date()));
+    if (meta && !meta_field.empty())
+        fields.add(meta_field, *meta);
+    return fields;
+}
 
 void throw_bad_date(const CollectionFields &fields) {
     throw Error(ErrorCode::BadDate,

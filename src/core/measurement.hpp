@@ -38,6 +38,12 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
                                         uint64_t max_measurement_size,
                                         const ObjectId &generated_id);
 
+// A measurement's fields as the view's doc shows them: the time field as
+// canonical text (other dates stay dates), the meta field, when the series
+// has one, last.
+Value view_document(Value fields, const std::string &time_field, const std::string &meta_field,
+                    const std::optional<Value> &meta);
+
 // SQLSTATE 22007: the time field is missing or not a date.
 [[noreturn]] void throw_bad_date(const CollectionFields &fields);
 

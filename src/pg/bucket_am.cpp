@@ -49,6 +49,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
+#include "pg/search_path.hpp"
 
 namespace tscoll::pg {
 
@@ -106,11 +107,13 @@ const std::string &time_field_of(Oid bucket_table) {
     tscoll::pg::pg_call([&] {
         if (SPI_connect() != SPI_OK_CONNECT)
             elog(ERROR, "SPI_connect failed");
+        int search_path = tscoll::pg::push_catalog_search_path();
         Oid types[] = {OIDOID};
         Datum values[] = {ObjectIdGetDatum(bucket_table)};
         int rc = SPI_execute_with_args(
             "SELECT time_field FROM tscoll.collections WHERE bucket_table = $1", 1, types, values,
             nullptr, true, 1);
+        tscoll::pg::pop_search_path(search_path);
         if (rc != SPI_OK_SELECT)
             elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
         if (SPI_processed == 1) {

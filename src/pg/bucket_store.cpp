@@ -16,6 +16,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
+#include "pg/search_path.hpp"
 
 namespace tscoll::pg {
 
@@ -126,7 +127,12 @@ CollectionInfo lookup_collection(Oid view) {
     return std::move(*info);
 }
 
-std::optional<CollectionInfo> find_collection(Oid view) {
+namespace {
+
+// The catalog row of `view`, names left out: they are printed outside the
+// pinned search_path.
+std::optional<CollectionInfo> read_collection_row(Oid view) {
+    CatalogSearchPath pinned;
     pg_call([] {
         if (SPI_connect() != SPI_OK_CONNECT)
             elog(ERROR, "SPI_connect failed");
@@ -135,7 +141,7 @@ std::optional<CollectionInfo> find_collection(Oid view) {
     Datum values[] = {ObjectIdGetDatum(view)};
     uint64 rows = pg_call([&] {
         int rc = SPI_execute_with_args(
-            "SELECT c.bucket_table::oid, r.relowner, c.view::text, c.bucket_table::text, "
+            "SELECT c.bucket_table::oid, r.relowner, "
             "       c.time_field, c.meta_field, c.bucket_max_span_seconds::int8, "
             "       c.bucket_rounding_seconds::int8, "
             "       EXISTS (SELECT FROM pg_catalog.pg_index i "
@@ -159,15 +165,24 @@ std::optional<CollectionInfo> find_collection(Oid view) {
     info.view = view;
     info.bucket_table = static_cast<Oid>(int_column(row, desc, 1) & 0xFFFFFFFF);
     info.owner = static_cast<Oid>(int_column(row, desc, 2) & 0xFFFFFFFF);
-    info.view_name = text_column(row, desc, 3);
-    info.bucket_name = text_column(row, desc, 4);
-    info.time_field = text_column(row, desc, 5);
-    info.meta_field = text_column(row, desc, 6);
-    info.max_span_seconds = int_column(row, desc, 7);
-    info.rounding_seconds = int_column(row, desc, 8);
+    info.time_field = text_column(row, desc, 3);
+    info.meta_field = text_column(row, desc, 4);
+    info.max_span_seconds = int_column(row, desc, 5);
+    info.rounding_seconds = int_column(row, desc, 6);
     bool isnull = false;
-    info.reopen_index = DatumGetBool(SPI_getbinval(row, desc, 9, &isnull));
+    info.reopen_index = DatumGetBool(SPI_getbinval(row, desc, 7, &isnull));
     pg_call([] { SPI_finish(); });
+    return info;
+}
+
+}  // namespace
+
+std::optional<CollectionInfo> find_collection(Oid view) {
+    std::optional<CollectionInfo> info = read_collection_row(view);
+    if (info) {
+        info->view_name = display_name(view);
+        info->bucket_name = qualified_name(info->bucket_table);
+    }
     return info;
 }
 
@@ -188,11 +203,13 @@ OwnerSession::OwnerSession(const CollectionInfo &info) {
             elog(ERROR, "SPI_connect failed");
         GetUserIdAndSecContext(&saved_user_, &saved_security_);
         SetUserIdAndSecContext(info.owner, saved_security_ | SECURITY_LOCAL_USERID_CHANGE);
+        search_path_level_ = push_catalog_search_path();
     });
 }
 
 void OwnerSession::finish() {
     pg_call([&] {
+        pop_search_path(search_path_level_);
         SetUserIdAndSecContext(saved_user_, saved_security_);
         SPI_finish();
     });

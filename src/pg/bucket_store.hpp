@@ -25,8 +25,8 @@ struct CollectionInfo {
     Oid view = InvalidOid;
     Oid bucket_table = InvalidOid;
     Oid owner = InvalidOid;
-    std::string view_name;    // as regclass text, for messages
-    std::string bucket_name;  // as regclass text, for queries
+    std::string view_name;    // as regclass prints it, for messages
+    std::string bucket_name;  // schema-qualified, for queries
     std::string time_field;
     std::string meta_field;  // empty when none
     int64_t max_span_seconds = 0;
@@ -35,6 +35,7 @@ struct CollectionInfo {
 };
 
 // The collection whose view is `view`; throws when there is none.
+// Reads the catalog with search_path pinned (pg/search_path.hpp).
 CollectionInfo lookup_collection(Oid view);
 // The same, nullopt when `view` is not a collection's view.
 std::optional<CollectionInfo> find_collection(Oid view);
@@ -44,8 +45,8 @@ void check_view_privilege(const CollectionInfo &info, AclMode mode);
 
 // Connects to SPI and acts as the bucket table's owner until finish(): the
 // caller's privilege on the view is what counts (SPEC §2.3), the bucket
-// table is then read and written with its owner's rights. An error
-// restores the user.
+// table is then read and written with its owner's rights, and tscoll's SQL
+// resolves names in pg_catalog alone. An error restores both.
 class OwnerSession {
   public:
     explicit OwnerSession(const CollectionInfo &info);
@@ -54,6 +55,7 @@ class OwnerSession {
   private:
     Oid saved_user_ = InvalidOid;
     int saved_security_ = 0;
+    int search_path_level_ = 0;
 };
 
 // A bucket row's data and control, built in `context`.

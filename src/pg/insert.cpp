@@ -7,6 +7,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/rel.h"
 #include "utils/acl.h"
@@ -71,11 +72,57 @@ struct PendingInsert {
 // Keyed by view; emptied by every statement's flush and by any abort.
 std::map<Oid, PendingInsert> pending;
 
+// Statements running that insert with RETURNING (also in a WITH): while
+// there is one, the row trigger returns each measurement as stored, which
+// costs a document per row that no other insert needs.
+int returning_inserts = 0;
+
 void discard_pending(XactEvent event, void *) {
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         pending.clear();
         TrustedBucketWrites::reset();
     }
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_COMMIT)
+        returning_inserts = 0;
+}
+
+bool inserts_returning(const Plan *plan) {
+    if (plan == nullptr || !IsA(plan, ModifyTable))
+        return false;
+    auto *modify = reinterpret_cast<const ModifyTable *>(plan);
+    return modify->operation == CMD_INSERT && modify->returningLists != NIL;
+}
+
+// A ModifyTable is the root of the statement's plan or of a WITH's.
+bool inserts_returning(const PlannedStmt *stmt) {
+    if (inserts_returning(stmt->planTree))
+        return true;
+    ListCell *lc;
+    foreach (lc, stmt->subplans)
+        if (inserts_returning(static_cast<const Plan *>(lfirst(lc))))
+            return true;
+    return false;
+}
+
+ExecutorStart_hook_type prev_executor_start = nullptr;
+ExecutorEnd_hook_type prev_executor_end = nullptr;
+
+void on_executor_start(QueryDesc *query, int eflags) {
+    if (prev_executor_start)
+        prev_executor_start(query, eflags);
+    else
+        standard_ExecutorStart(query, eflags);
+    if (inserts_returning(query->plannedstmt))
+        returning_inserts++;
+}
+
+void on_executor_end(QueryDesc *query) {
+    if (inserts_returning(query->plannedstmt) && returning_inserts > 0)
+        returning_inserts--;
+    if (prev_executor_end)
+        prev_executor_end(query);
+    else
+        standard_ExecutorEnd(query);
 }
 
 void discard_pending_sub(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
@@ -319,6 +366,19 @@ PendingInsert &pending_for(Oid view) {
     return it->second;
 }
 
+// The row as the view will show it once stored, for INSERT ... RETURNING:
+// the _id filled in, the time as stored, the meta field in doc.
+HeapTuple stored_row(const PreparedMeasurement &p, const CollectionInfo &info, TupleDesc desc) {
+    Datum values[3] = {TimestampTzGetDatum(to_timestamptz(p.measurement.time)), 0, 0};
+    bool nulls[3] = {false, !p.meta.has_value(), false};
+    int doc = desc->natts - 1;
+    if (p.meta && doc == 2)
+        values[1] = PointerGetDatum(value_to_jsonb(*p.meta));
+    values[doc] = PointerGetDatum(value_to_jsonb(
+        view_document(p.measurement.fields, info.time_field, info.meta_field, p.meta)));
+    return pg_call([&] { return heap_form_tuple(desc, values, nulls); });
+}
+
 ObjectId generated_id() {
     return ObjectId::generate(static_cast<int64_t>(std::time(nullptr)));
 }
@@ -349,6 +409,14 @@ int mongo_code(ErrorCode code) {
 void register_insert_callbacks() {
     RegisterXactCallback(discard_pending, nullptr);
     RegisterSubXactCallback(discard_pending_sub, nullptr);
+    // Loaded by a statement already running (not preloaded): it may be an
+    // INSERT ... RETURNING that the hook below did not see start.
+    if (!process_shared_preload_libraries_in_progress)
+        returning_inserts = 1;
+    prev_executor_start = ExecutorStart_hook;
+    ExecutorStart_hook = on_executor_start;
+    prev_executor_end = ExecutorEnd_hook;
+    ExecutorEnd_hook = on_executor_end;
 }
 
 }  // namespace tscoll::pg
@@ -374,8 +442,12 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
     if (!p.info.meta_field.empty())
         input.meta = jsonb_column(tuple, desc, 2);
     input.doc = jsonb_column(tuple, desc, desc->natts);
-    p.add(prepare_measurement(std::move(input), fields_of(p.info),
-                              static_cast<uint64_t>(max_measurement_size), generated_id()));
+    PreparedMeasurement prepared = prepare_measurement(
+        std::move(input), fields_of(p.info), static_cast<uint64_t>(max_measurement_size),
+        generated_id());
+    if (returning_inserts > 0)
+        tuple = stored_row(prepared, p.info, desc);
+    p.add(std::move(prepared));
     if (p.bytes >= kFlushBytes) {
         BucketWriter(p.info).run(p.series);
         p.clear();

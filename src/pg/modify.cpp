@@ -66,6 +66,7 @@ extern "C" {
 #include "pg/nodes.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/read_plan.hpp"
+#include "pg/search_path.hpp"
 #include "pg/settings.hpp"
 #include "pg/time_merge.hpp"
 #include "pg/unpack_scan.hpp"
@@ -562,11 +563,13 @@ void translate_measurement_delete(Query *q, const Collection *c, const BucketCon
     bool reads_doc =
         bms_is_member(c->doc_column, columns_read(condition, q->resultRelation).columns);
     const char *sql = merge_sql(c, with_all_match, reads_doc);
+    int search_path = tscoll::pg::push_catalog_search_path();
     ParseState *pstate = make_parsestate(nullptr);
     pstate->p_sourcetext = sql;
     Query *merge =
         transformTopLevelStmt(pstate, linitial_node(RawStmt, raw_parser(sql, RAW_PARSE_DEFAULT)));
     free_parsestate(pstate);
+    tscoll::pg::pop_search_path(search_path);
     BucketConditions placed_bc =
         bucket_conditions(q->jointree->quals, c, q->resultRelation, merge->resultRelation);
 
@@ -632,6 +635,19 @@ void refuse_in_cte(Query *q) {
     }
 }
 
+// PostgreSQL's own message blames the view's rules; what a user needs to
+// know is that a collection keeps every measurement it is given.
+void refuse_on_conflict(Query *q) {
+    if (q->commandType != CMD_INSERT || q->onConflict == nullptr || q->resultRelation == 0)
+        return;
+    if (Collection *c = collection_of(rt_fetch(q->resultRelation, q->rtable)))
+        refuse(psprintf("INSERT ... ON CONFLICT is not supported on time-series collection \"%s\"",
+                        c->name),
+               "A time-series collection keeps every measurement, duplicates included, as "
+               "MongoDB's do: INSERT without ON CONFLICT, or DELETE the measurements to replace "
+               "first.");
+}
+
 void translate(Query *q) {
     if (q->commandType == CMD_UTILITY && q->utilityStmt && IsA(q->utilityStmt, ExplainStmt)) {
         Node *inner = castNode(ExplainStmt, q->utilityStmt)->query;
@@ -639,6 +655,10 @@ void translate(Query *q) {
             translate(castNode(Query, inner));
         return;
     }
+    ListCell *lc;
+    foreach (lc, q->cteList)
+        refuse_on_conflict(castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery));
+    refuse_on_conflict(q);
     if (q->cteList != NIL)
         refuse_in_cte(q);
     if ((q->commandType != CMD_UPDATE && q->commandType != CMD_DELETE) || q->resultRelation == 0)

@@ -10,6 +10,7 @@ void _PG_init(void);
 
 #include "pg/catalog.hpp"
 #include "pg/bucket_am.hpp"
+#include "pg/copy_to.hpp"
 #include "pg/guard.hpp"
 #include "pg/insert.hpp"
 #include "pg/modify.hpp"
@@ -40,6 +41,7 @@ void _PG_init(void) {
     tscoll::pg::register_unpack_scan();
     tscoll::pg::register_time_merge();
     tscoll::pg::register_bucket_table_hooks();
+    tscoll::pg::register_copy_to_hook();
 }
 
 // Called by CREATE EXTENSION: collections work without preloading, but the

@@ -66,6 +66,7 @@ extern "C" {
 
 #include "pg/collection_read.hpp"
 #include "pg/nodes.hpp"
+#include "pg/search_path.hpp"
 #include "pg/settings.hpp"
 
 namespace tscoll::pg::reads {
@@ -177,6 +178,7 @@ int64 span_seconds(Oid bucket_table) {
     int64 seconds = 0;
     if (SPI_connect() != SPI_OK_CONNECT)
         elog(ERROR, "SPI_connect failed");
+    int search_path = push_catalog_search_path();
     Oid types[] = {OIDOID};
     Datum values[] = {ObjectIdGetDatum(bucket_table)};
     if (SPI_execute_with_args("SELECT bucket_max_span_seconds::int8 FROM tscoll.collections "
@@ -187,6 +189,7 @@ int64 span_seconds(Oid bucket_table) {
         Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
         seconds = isnull ? 0 : DatumGetInt64(d);
     }
+    pop_search_path(search_path);
     SPI_finish();
     e = static_cast<SpanEntry *>(hash_search(spans, &bucket_table, HASH_ENTER, nullptr));
     e->seconds = seconds;
@@ -712,9 +715,11 @@ Node *analysed_bucket_condition(const CollectionRead &read, const char *conditio
             appendStringInfoChar(&sql, *c);
         }
     }
+    int search_path = push_catalog_search_path();
     RawStmt *raw = linitial_node(RawStmt, pg_parse_query(sql.data));
     Oid types[] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
     Query *parsed = parse_analyze_fixedparams(raw, sql.data, types, timestamptz_params, nullptr);
+    pop_search_path(search_path);
     Oid as_user = rt_fetch(read.bucket_rti, read.view->rtable)->checkAsUser;
     Node *qual = parsed->jointree->quals;
     read_as(qual, &as_user);

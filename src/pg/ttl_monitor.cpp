@@ -40,6 +40,7 @@ PG_FUNCTION_INFO_V1(tscoll_expire_as_owner);
 }
 
 #include "pg/guard.hpp"
+#include "pg/search_path.hpp"
 #include "pg/settings.hpp"
 
 namespace {
@@ -148,6 +149,7 @@ void run_database_pass(Oid db) {
 int64 run_bigint(const char *query, int nargs, Oid *types, Datum *values, const char *nulls) {
     if (SPI_connect() != SPI_OK_CONNECT)
         elog(ERROR, "SPI_connect failed");
+    int search_path = tscoll::pg::push_catalog_search_path();
     int64 result = 0;
     if (SPI_execute_with_args(query, nargs, types, values, nulls, false, 0) == SPI_OK_SELECT &&
         SPI_processed == 1) {
@@ -155,6 +157,7 @@ int64 run_bigint(const char *query, int nargs, Oid *types, Datum *values, const 
         Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
         result = isnull ? 0 : DatumGetInt64(d);
     }
+    tscoll::pg::pop_search_path(search_path);
     SPI_finish();
     return result;
 }
@@ -248,6 +251,8 @@ void tscoll_ttl_database_main(Datum arg) {
     pqsignal(SIGTERM, die);
     BackgroundWorkerUnblockSignals();
     BackgroundWorkerInitializeConnectionByOid(db, InvalidOid, 0);
+    // The worker runs tscoll's SQL only: no name through the database's path.
+    SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION);
     pgstat_report_appname("tscoll TTL worker");
     TimestampTz start = GetCurrentTimestamp();
     int64 deleted = 0, errors = 0;

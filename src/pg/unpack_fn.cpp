@@ -19,6 +19,7 @@ extern "C" {
 
 #include "core/bucket_data.hpp"
 #include "core/error.hpp"
+#include "core/measurement.hpp"
 #include "pg/bucket_store.hpp"
 #include "pg/field_text.hpp"
 #include "pg/guard.hpp"
@@ -37,13 +38,6 @@ using tscoll::pg::field_text;
 using tscoll::pg::plain_double;
 using tscoll::pg::text_arg;
 using tscoll::pg::text_array_arg;
-
-// The time field is the canonical text; other dates stay {"$date": ...}.
-void render_time_field(Value &measurement, const std::string &time_field) {
-    for (tscoll::Member &m : measurement.as_object())
-        if (m.key == time_field && m.value.is(Value::Kind::Date))
-            m.value = Value::string(tscoll::format_canonical_date(m.value.as_date()));
-}
 
 // One output column of _unpack_fields, as read_plan.cpp's FieldKind says:
 // doc->>'f' ('t', text), doc->'f' ('j', jsonb), or for (doc->>'f')::float8
@@ -411,10 +405,8 @@ void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
             continue;
         Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(time->as_date())), 0};
         bool nulls[2] = {false, false};
-        render_time_field(m, time_field);
-        if (meta)
-            m.add(meta_field, *meta);
-        values[1] = PointerGetDatum(tscoll::pg::value_to_jsonb(m));
+        values[1] = PointerGetDatum(tscoll::pg::value_to_jsonb(
+            tscoll::view_document(std::move(m), time_field, meta_field, meta)));
         sink.put(values, nulls);
     }
 }

@@ -73,6 +73,13 @@ CREATE DATABASE tscoll_ttl_later;
 SET client_min_messages = warning;
 CREATE EXTENSION tscoll;
 RESET client_min_messages;
+-- Its workers connect with a hostile search_path: they call nothing planted.
+\set ECHO none
+\i test/hostile_objects.psql
+\set ECHO all
+DO $$ BEGIN
+    EXECUTE format('ALTER DATABASE %I SET search_path = evil, pg_catalog, public', current_database());
+END $$;
 SELECT tscoll.create_collection('later', 't', expire_after_seconds => 0);
 INSERT INTO later (t, doc) VALUES ('2020-01-01 00:00:00+00', '{}');
 DO $$
@@ -83,6 +90,7 @@ BEGIN
     END LOOP;
 END $$;
 SELECT count(*) AS left_in_later FROM later;
+SELECT evil.count_calls() AS planted_calls;
 \c :regress_db
 DROP DATABASE tscoll_ttl_later;
 ALTER SYSTEM RESET tscoll.ttl_monitor_enabled;
