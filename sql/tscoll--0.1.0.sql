@@ -355,11 +355,22 @@ CREATE FUNCTION tscoll._remove_measurements(_id tscoll.objectid, min_time timest
     AS 'MODULE_PATHNAME', 'tscoll_remove_measurements' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION tscoll._placeholder(integer) RETURNS boolean
     LANGUAGE sql IMMUTABLE AS 'SELECT NULL::pg_catalog.bool';
--- Called by the view's rules when a statement reached them untranslated
--- (parsed before tscoll was loaded in the session). Immutable so that it
--- raises while the statement is planned, whatever it would match.
+-- What the view's rules call when a statement reached them untranslated
+-- (parsed before tscoll was loaded in the session): src/pg/rule_fallback.cpp.
+CREATE FUNCTION tscoll._rule_match(view regclass, bucket_table regclass, _id tscoll.objectid,
+                                   data bytea, "time" timestamptz, doc jsonb, new_meta jsonb,
+                                   only_meta boolean) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_rule_match' LANGUAGE C VOLATILE;
+CREATE FUNCTION tscoll._check_rule_matches() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'tscoll_check_rule_matches' LANGUAGE C;
+-- An UPDATE of a collection without a meta field, untranslated: immutable
+-- so that it raises while the statement is planned, whatever it would match.
 CREATE FUNCTION tscoll._untranslated(collection regclass, command text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
+-- The same for RETURNING, which the rules cannot compute: the rules'
+-- RETURNING lists call it (only a statement with RETURNING uses them).
+CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text)
+    RETURNS timestamptz AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
 
 ------------------------------------------------------------------------------
 -- Collections.
@@ -425,6 +436,8 @@ DECLARE
     meta_field text := o ->> 'metaField';
     buckets text := pg_catalog.format('%I.%I', schema_name, tscoll._bucket_table_name(rel_name));
     view text := pg_catalog.format('%I.%I', schema_name, rel_name);
+    same_series text;
+    in_bucket text;
     c tscoll.collections;
 BEGIN
     -- min_time/max_time are derived from control so that indexes and
@@ -457,12 +470,39 @@ BEGIN
     EXECUTE pg_catalog.format(
         'CREATE TRIGGER write_buckets AFTER INSERT ON %s
            FOR EACH STATEMENT EXECUTE FUNCTION tscoll._write_buckets()', view);
-    EXECUTE pg_catalog.format(
-        'CREATE RULE untranslated_update AS ON UPDATE TO %s
-           DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''UPDATE'')', view, view);
-    EXECUTE pg_catalog.format(
-        'CREATE RULE untranslated_delete AS ON DELETE TO %s
-           DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''DELETE'')', view, view);
+    -- Without the translation (src/pg/rule_fallback.cpp): each bucket paired
+    -- with the matched measurements of its series and time range.
+    same_series := CASE WHEN meta_field IS NULL THEN ''
+                        ELSE format('coalesce(b.meta::text, '''') = coalesce(OLD.%I::text, '''') AND ',
+                                    meta_field) END;
+    in_bucket := format('OLD.%1$I >= b.min_time AND OLD.%1$I <= b.max_time', time_field);
+    IF meta_field IS NULL THEN
+        EXECUTE format(
+            'CREATE RULE untranslated_update AS ON UPDATE TO %s
+               DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''UPDATE'')', view, view);
+    ELSE
+        EXECUTE format(
+            'CREATE RULE update_meta AS ON UPDATE TO %1$s DO INSTEAD
+               UPDATE %2$s b SET meta = NEW.%3$I WHERE %5$s%6$s
+                  AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.data,
+                                         OLD.%4$I, OLD.doc, NEW.%3$I,
+                                         NEW.%4$I IS NOT DISTINCT FROM OLD.%4$I
+                                         AND NEW.doc IS NOT DISTINCT FROM OLD.doc)
+               RETURNING tscoll._untranslated_returning(%1$L::regclass, ''UPDATE''),
+                         NULL::jsonb, NULL::jsonb',
+            view, buckets, meta_field, time_field, same_series, in_bucket);
+    END IF;
+    EXECUTE format(
+        'CREATE RULE delete_buckets AS ON DELETE TO %1$s DO INSTEAD
+           DELETE FROM %2$s b WHERE %4$s%5$s
+              AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.data,
+                                     OLD.%3$I, OLD.doc, NULL, true)
+           RETURNING tscoll._untranslated_returning(%1$L::regclass, ''DELETE''), %6$s NULL::jsonb',
+        view, buckets, time_field, same_series, in_bucket,
+        CASE WHEN meta_field IS NULL THEN '' ELSE 'NULL::jsonb,' END);
+    EXECUTE format(
+        'CREATE TRIGGER check_rule_matches AFTER UPDATE OR DELETE ON %s
+           FOR EACH STATEMENT EXECUTE FUNCTION tscoll._check_rule_matches()', buckets);
     EXECUTE pg_catalog.format(
         'COMMENT ON VIEW %s IS %L', view,
         pg_catalog.format('time-series collection (buckets in %s)', buckets));

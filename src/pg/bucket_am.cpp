@@ -49,6 +49,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
+#include "pg/returning.hpp"
 #include "pg/search_path.hpp"
 
 namespace tscoll::pg {
@@ -209,14 +210,13 @@ uint64 control_count(TupleTableSlot *slot) {
     return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(count->val.numeric)));
 }
 
-// control.count of the row version at `tid`.
-uint64 stored_count(Relation table, ItemPointer tid) {
+// The row version at `tid`, or nullptr; drop it with ExecDropSingleTupleTableSlot.
+TupleTableSlot *stored_version(Relation table, ItemPointer tid) {
     TupleTableSlot *slot = table_slot_create(table, nullptr);
-    uint64 count = 0;
     if (heap()->tuple_fetch_row_version(table, tid, SnapshotAny, slot))
-        count = control_count(slot);
+        return slot;
     ExecDropSingleTupleTableSlot(slot);
-    return count;
+    return nullptr;
 }
 
 TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
@@ -225,13 +225,19 @@ TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, C
     check_row(table, slot);
     forget_series(table);
     tscoll::pg::ModificationCount *counted = counted_modification;
-    uint64 before = counted && counted->deleting ? stored_count(table, otid) : 0;
+    TupleTableSlot *old = counted && counted->deleting ? stored_version(table, otid) : nullptr;
+    uint64 before = old ? control_count(old) : 0;
     TM_Result result = heap()->tuple_update(table, otid, slot, cid, snapshot, crosscheck, wait,
                                             tmfd, lockmode, update_indexes);
     if (counted && result == TM_Ok) {
         uint64 after = control_count(slot);
         counted->measurements += counted->deleting ? (before > after ? before - after : 0) : after;
+        if (counted->returned && (!counted->deleting || old))
+            tscoll::pg::return_measurements(counted->returned, old ? old : slot,
+                                            old ? slot : nullptr);
     }
+    if (old)
+        ExecDropSingleTupleTableSlot(old);
     return result;
 }
 
@@ -239,11 +245,16 @@ TM_Result tuple_delete(Relation table, ItemPointer tid, CommandId cid, Snapshot 
                        Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changing_part) {
     forget_series(table);
     tscoll::pg::ModificationCount *counted = counted_modification;
-    uint64 before = counted ? stored_count(table, tid) : 0;
+    TupleTableSlot *old = counted ? stored_version(table, tid) : nullptr;
     TM_Result result =
         heap()->tuple_delete(table, tid, cid, snapshot, crosscheck, wait, tmfd, changing_part);
-    if (counted && result == TM_Ok)
-        counted->measurements += before;
+    if (old && result == TM_Ok) {
+        counted->measurements += control_count(old);
+        if (counted->returned)
+            tscoll::pg::return_measurements(counted->returned, old, nullptr);
+    }
+    if (old)
+        ExecDropSingleTupleTableSlot(old);
     return result;
 }
 

@@ -27,9 +27,12 @@ class TrustedBucketWrites {
 //   meta update: the bucket's count;
 //   delete:      the count of a deleted bucket, the drop in count of a
 //                rewritten one.
+// With `returned`, those measurements also go there (pg/returning.hpp).
+struct ReturnedMeasurements;
 struct ModificationCount {
     bool deleting;
     uint64 measurements;
+    ReturnedMeasurements *returned;
 };
 extern ModificationCount *counted_modification;
 

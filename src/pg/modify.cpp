@@ -66,6 +66,7 @@ extern "C" {
 #include "pg/nodes.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/read_plan.hpp"
+#include "pg/returning.hpp"
 #include "pg/search_path.hpp"
 #include "pg/settings.hpp"
 #include "pg/time_merge.hpp"
@@ -282,10 +283,50 @@ Node *map_columns(Node *node, ColumnMap *map) {
     return expression_tree_mutator(node, mutator(map_columns), map);
 }
 
+Oid placeholder_function() {
+    Oid types[] = {INT4OID};
+    return LookupFuncName(
+        list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_placeholder"))), 1, types,
+        false);
+}
+
+enum Placeholder { kMayMatch = 0, kAllMatch = 1, kMatches = 2, kReturned = 3 };
+
+// RETURNING reads the measurements a statement changed (pg/returning.hpp).
+// Its columns are those of an entry the statement's range table gains, a
+// call of tscoll._placeholder(3) shaped like the view: a reference to the
+// view itself would make the rewriter expand it into a scan of every
+// bucket. The planner finds the entry, and plans RETURNING itself.
+void move_returning(Query *from, Index view_rti, Oid view, Query *to) {
+    if (from->returningList == NIL)
+        return;
+    FuncExpr *call = makeFuncExpr(placeholder_function(), BOOLOID,
+                                  list_make1(makeConst(INT4OID, -1, InvalidOid, 4,
+                                                       Int32GetDatum(kReturned), false, true)),
+                                  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+    RangeTblFunction *function = makeNode(RangeTblFunction);
+    function->funcexpr = reinterpret_cast<Node *>(call);
+    RangeTblEntry *returned = makeNode(RangeTblEntry);
+    returned->rtekind = RTE_FUNCTION;
+    returned->functions = list_make1(function);
+    List *names = NIL;
+    for (AttrNumber attno = 1; get_attname(view, attno, true) != nullptr; attno++)
+        names = lappend(names, makeString(get_attname(view, attno, false)));
+    returned->eref = makeAlias(get_rel_name(view), names);
+    to->rtable = lappend(to->rtable, returned);
+    List *returning = from->returningList;
+    from->returningList = NIL;
+    ChangeVarNodes(reinterpret_cast<Node *>(returning), view_rti, list_length(to->rtable), 0);
+    to->returningList = returning;
+}
+
 // The statement's target, the view, becomes the bucket table, read and
 // written as its owner; the view stays in the range table for the user's
 // privileges.
 void retarget(Query *q, const Collection *c) {
+    Index view_rti = q->resultRelation;
+    List *returning = q->returningList;  // moved below, not mapped onto buckets
+    q->returningList = NIL;
     RangeTblEntry *view = rt_fetch(q->resultRelation, q->rtable);
     RangeTblEntry *bucket = copy_node(view);
     bucket->relid = c->bucket_table;
@@ -309,6 +350,8 @@ void retarget(Query *q, const Collection *c) {
     *q = *mapped;
     list_nth_cell(q->rtable, q->resultRelation - 1)->ptr_value = bucket;
     q->rtable = lappend(q->rtable, view);
+    q->returningList = returning;
+    move_returning(q, view_rti, view->relid, q);
     ListCell *lc;
     foreach (lc, q->targetList) {
         TargetEntry *tle = lfirst_node(TargetEntry, lc);
@@ -464,15 +507,6 @@ BucketConditions bucket_conditions(Node *quals, const Collection *c, Index view_
     return out;
 }
 
-Oid placeholder_function() {
-    Oid types[] = {INT4OID};
-    return LookupFuncName(
-        list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_placeholder"))), 1, types,
-        false);
-}
-
-enum Placeholder { kMayMatch = 0, kAllMatch = 1, kMatches = 2 };
-
 // The MERGE of a general DELETE, with tscoll._placeholder(n) where the
 // conditions go. A condition that reads no doc unpacks only the times.
 char *merge_sql(const Collection *c, bool with_all_match, bool reads_doc) {
@@ -585,6 +619,7 @@ void translate_measurement_delete(Query *q, const Collection *c, const BucketCon
     Query *placed = query_tree_mutator(merge, mutator(place_conditions), &p, 0);
     rt_fetch(placed->resultRelation, placed->rtable)->checkAsUser = c->owner;
     placed->rtable = lappend(placed->rtable, rt_fetch(q->resultRelation, q->rtable));
+    move_returning(q, q->resultRelation, rt_fetch(q->resultRelation, q->rtable)->relid, placed);
     placed->canSetTag = q->canSetTag;
     placed->queryId = q->queryId;
     placed->stmt_location = q->stmt_location;
@@ -666,10 +701,6 @@ void translate(Query *q) {
     Collection *c = collection_of(rt_fetch(q->resultRelation, q->rtable));
     if (c == nullptr)
         return;
-    if (q->returningList != NIL)
-        refuse(psprintf("RETURNING is not supported for %s of time-series collection \"%s\"",
-                        command_name(q), c->name),
-               "Select the measurements before changing them.");
     if (q->commandType == CMD_UPDATE)
         translate_update(q, c);
     else
@@ -682,25 +713,57 @@ void on_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate
     translate(query);
 }
 
-// A translated statement: it keeps the collection's view, unreferenced,
-// with the UPDATE or DELETE privilege to check.
-bool keeps_modified_view(List *rtable) {
+// A translated statement keeps the collection's view in its range table,
+// unreferenced, with the UPDATE or DELETE privilege to check: its index,
+// else 0.
+Index modified_view(List *rtable) {
     ListCell *lc;
     foreach (lc, rtable) {
         RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
         if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_VIEW &&
             (rte->requiredPerms & (ACL_UPDATE | ACL_DELETE)) != 0)
-            return true;
+            return foreach_current_index(lc) + 1;
     }
-    return false;
+    return 0;
+}
+
+// The entry move_returning() added, else 0.
+Index returned_entry(List *rtable) {
+    Oid placeholder = placeholder_function();
+    ListCell *lc;
+    foreach (lc, rtable) {
+        RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+        if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1)
+            continue;
+        Node *call = linitial_node(RangeTblFunction, rte->functions)->funcexpr;
+        if (IsA(call, FuncExpr) && castNode(FuncExpr, call)->funcid == placeholder)
+            return foreach_current_index(lc) + 1;
+    }
+    return 0;
+}
+
+bool keeps_modified_view(List *rtable) {
+    return modified_view(rtable) != 0;
 }
 
 PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_options,
                         ParamListInfo params) {
     tscoll::pg::plan_collection_reads(parse);
+    // A translated statement's RETURNING reads measurements, which the
+    // bucket table's ModifyTable cannot return: TscollReturning does.
+    Index view_rti = parse->returningList != NIL ? modified_view(parse->rtable) : 0;
+    Index returned_rti = view_rti != 0 ? returned_entry(parse->rtable) : 0;
+    List *returning = returned_rti != 0 ? parse->returningList : NIL;
+    if (returned_rti != 0)
+        parse->returningList = NIL;
     PlannedStmt *result = prev_planner
                               ? prev_planner(parse, query_string, cursor_options, params)
                               : standard_planner(parse, query_string, cursor_options, params);
+    if (returned_rti != 0) {
+        parse->returningList = returning;
+        tscoll::pg::plan_returning(result, returning, returned_rti,
+                                   rt_fetch(view_rti, parse->rtable)->relid);
+    }
     if (tscoll::pg::enable_bucket_pruning && tscoll::pg::use_unpack_scans(result, cursor_options) &&
         tscoll::pg::enable_time_merge)
         tscoll::pg::use_time_merges(result);
@@ -743,7 +806,12 @@ void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bo
         return;
     }
     tscoll::pg::guarded([&] { tscoll::pg::catalog::forget_series(bucket_table); });
-    tscoll::pg::ModificationCount counted = {query->plannedstmt->commandType == CMD_DELETE, 0};
+    tscoll::pg::ModificationCount counted = {query->plannedstmt->commandType == CMD_DELETE, 0,
+                                             nullptr};
+    Index view_rti = modified_view(query->plannedstmt->rtable);
+    counted.returned = tscoll::pg::guarded([&] {
+        return tscoll::pg::start_returning(query, rt_fetch(view_rti, query->plannedstmt->rtable)->relid);
+    });
     run_counting(query, direction, count, execute_once, &counted);
     query->estate->es_processed = counted.measurements;
 }

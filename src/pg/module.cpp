@@ -15,6 +15,8 @@ void _PG_init(void);
 #include "pg/insert.hpp"
 #include "pg/modify.hpp"
 #include "pg/read_plan.hpp"
+#include "pg/returning.hpp"
+#include "pg/rule_fallback.hpp"
 #include "pg/settings.hpp"
 #include "pg/ttl_monitor.hpp"
 #include "pg/time_merge.hpp"
@@ -42,6 +44,8 @@ void _PG_init(void) {
     tscoll::pg::register_time_merge();
     tscoll::pg::register_bucket_table_hooks();
     tscoll::pg::register_copy_to_hook();
+    tscoll::pg::register_returning_scan();
+    tscoll::pg::register_rule_fallback();
 }
 
 // Called by CREATE EXTENSION: collections work without preloading, but the
