@@ -361,8 +361,6 @@ CREATE FUNCTION tscoll._rule_match(view regclass, bucket_table regclass, _id tsc
                                    data bytea, "time" timestamptz, doc jsonb, new_meta jsonb,
                                    only_meta boolean) RETURNS boolean
     AS 'MODULE_PATHNAME', 'tscoll_rule_match' LANGUAGE C VOLATILE;
-CREATE FUNCTION tscoll._check_rule_matches() RETURNS trigger
-    AS 'MODULE_PATHNAME', 'tscoll_check_rule_matches' LANGUAGE C;
 -- An UPDATE of a collection without a meta field, untranslated: immutable
 -- so that it raises while the statement is planned, whatever it would match.
 CREATE FUNCTION tscoll._untranslated(collection regclass, command text) RETURNS boolean
@@ -500,9 +498,6 @@ BEGIN
            RETURNING tscoll._untranslated_returning(%1$L::regclass, ''DELETE''), %6$s NULL::jsonb',
         view, buckets, time_field, same_series, in_bucket,
         CASE WHEN meta_field IS NULL THEN '' ELSE 'NULL::jsonb,' END);
-    EXECUTE format(
-        'CREATE TRIGGER check_rule_matches AFTER UPDATE OR DELETE ON %s
-           FOR EACH STATEMENT EXECUTE FUNCTION tscoll._check_rule_matches()', buckets);
     EXECUTE pg_catalog.format(
         'COMMENT ON VIEW %s IS %L', view,
         pg_catalog.format('time-series collection (buckets in %s)', buckets));

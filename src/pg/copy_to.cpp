@@ -46,7 +46,8 @@ PlannedStmt *as_query_copy(const PlannedStmt *pstmt) {
     SelectStmt *select = makeNode(SelectStmt);
     ListCell *lc;
     foreach (lc, copy->attlist)
-        select->targetList = lappend(select->targetList, column_target(static_cast<Node *>(lfirst(lc))));
+        select->targetList =
+            lappend(select->targetList, column_target(static_cast<Node *>(lfirst(lc))));
     if (copy->attlist == NIL)
         select->targetList = list_make1(column_target(reinterpret_cast<Node *>(makeNode(A_Star))));
     select->fromClause = list_make1(copy->relation);
@@ -64,8 +65,8 @@ void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_
         read_only_tree = false;
     }
     if (prev_process_utility)
-        prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env,
-                             dest, qc);
+        prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest,
+                             qc);
     else
         standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env,
                                 dest, qc);

@@ -442,9 +442,9 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
     if (!p.info.meta_field.empty())
         input.meta = jsonb_column(tuple, desc, 2);
     input.doc = jsonb_column(tuple, desc, desc->natts);
-    PreparedMeasurement prepared = prepare_measurement(
-        std::move(input), fields_of(p.info), static_cast<uint64_t>(max_measurement_size),
-        generated_id());
+    PreparedMeasurement prepared =
+        prepare_measurement(std::move(input), fields_of(p.info),
+                            static_cast<uint64_t>(max_measurement_size), generated_id());
     if (returning_inserts > 0)
         tuple = stored_row(prepared, p.info, desc);
     p.add(std::move(prepared));

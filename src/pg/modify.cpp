@@ -300,10 +300,10 @@ enum Placeholder { kMayMatch = 0, kAllMatch = 1, kMatches = 2, kReturned = 3 };
 void move_returning(Query *from, Index view_rti, Oid view, Query *to) {
     if (from->returningList == NIL)
         return;
-    FuncExpr *call = makeFuncExpr(placeholder_function(), BOOLOID,
-                                  list_make1(makeConst(INT4OID, -1, InvalidOid, 4,
-                                                       Int32GetDatum(kReturned), false, true)),
-                                  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+    FuncExpr *call = makeFuncExpr(
+        placeholder_function(), BOOLOID,
+        list_make1(makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(kReturned), false, true)),
+        InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
     RangeTblFunction *function = makeNode(RangeTblFunction);
     function->funcexpr = reinterpret_cast<Node *>(call);
     RangeTblEntry *returned = makeNode(RangeTblEntry);
@@ -810,7 +810,8 @@ void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bo
                                              nullptr};
     Index view_rti = modified_view(query->plannedstmt->rtable);
     counted.returned = tscoll::pg::guarded([&] {
-        return tscoll::pg::start_returning(query, rt_fetch(view_rti, query->plannedstmt->rtable)->relid);
+        return tscoll::pg::start_returning(query,
+                                           rt_fetch(view_rti, query->plannedstmt->rtable)->relid);
     });
     run_counting(query, direction, count, execute_once, &counted);
     query->estate->es_processed = counted.measurements;

@@ -161,8 +161,8 @@ void begin_returning(CustomScanState *node, EState *estate, int eflags) {
     auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
     state->modify = ExecInitNode(static_cast<Plan *>(linitial(plan->custom_plans)), estate, eflags);
     node->custom_ps = list_make1(state->modify);
-    state->stored = ExecInitExtraTupleSlot(
-        estate, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor, &TTSOpsMinimalTuple);
+    state->stored = ExecInitExtraTupleSlot(estate, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+                                           &TTSOpsMinimalTuple);
 }
 
 TupleTableSlot *exec_returning(CustomScanState *node) {
@@ -216,7 +216,8 @@ bool check_returning(Node *node, ReturningCheck *check) {
         return false;
     if (IsA(node, Var)) {
         Var *v = castNode(Var, node);
-        if (v->varlevelsup == 0 && (v->varno != static_cast<int>(check->view_rti) || v->varattno <= 0))
+        if (v->varlevelsup == 0 &&
+            (v->varno != static_cast<int>(check->view_rti) || v->varattno <= 0))
             check->other_rows = true;
         return false;
     }
@@ -243,19 +244,17 @@ void plan_returning(PlannedStmt *stmt, List *returning, Index view_rti, Oid view
     ReturningCheck check = {view_rti, false};
     check_returning(reinterpret_cast<Node *>(returning), &check);
     if (check.other_rows)
-        ereport(ERROR,
-                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                 errmsg("RETURNING of time-series collection \"%s\" reads only its columns",
-                        get_rel_name(view)),
-                 errhint("Return the collection's columns, or expressions of them without "
-                         "subqueries or whole rows.")));
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("RETURNING of time-series collection \"%s\" reads only its columns",
+                               get_rel_name(view)),
+                        errhint("Return the collection's columns, or expressions of them without "
+                                "subqueries or whole rows.")));
     CustomScan *scan = makeNode(CustomScan);
     for (int attno = 1; get_attname(view, attno, true) != nullptr; attno++) {
         Var *column = makeVar(view_rti, attno, get_atttype(view, attno), -1, InvalidOid, 0);
-        scan->custom_scan_tlist = lappend(
-            scan->custom_scan_tlist,
-            makeTargetEntry(reinterpret_cast<Expr *>(column), attno, get_attname(view, attno, false),
-                            false));
+        scan->custom_scan_tlist = lappend(scan->custom_scan_tlist,
+                                          makeTargetEntry(reinterpret_cast<Expr *>(column), attno,
+                                                          get_attname(view, attno, false), false));
     }
     Plan *modify = stmt->planTree;
     scan->scan.plan.targetlist = on_scan_tuple(returning, view_rti);

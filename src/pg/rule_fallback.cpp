@@ -6,16 +6,17 @@
 // the bucket's range). tscoll._rule_match() counts, per bucket, the matched
 // measurements that are its own; it is true once, for the pair that
 // completes the bucket, so a bucket is deleted, or given the new meta, only
-// when every measurement of it matches. A statement trigger on the bucket
-// table refuses the statement when a bucket matched in part: that takes
-// the translation, which rewrites buckets. Meta-only conditions, the form
+// when every measurement of it matches. When the statement ends, a bucket
+// matched in part makes it fail: that takes the translation, which rewrites
+// buckets. Meta-only conditions, the form
 // SPEC §6 gives for meta updates and series deletes, always match whole
 // buckets: they work without preloading, slower (every bucket is decoded
 // once), with the same result.
 extern "C" {
 #include "postgres.h"
 #include "access/xact.h"
-#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -57,8 +58,7 @@ struct BucketMatch {
 };
 
 // The buckets the running rule statement has touched, by bucket table and
-// _id; checked and emptied when the statement ends (its trigger), and on
-// abort.
+// _id; checked and emptied when the statement ends, and on abort.
 std::unordered_map<Oid, std::unordered_map<std::string, BucketMatch>> touched;
 
 void forget_touched(XactEvent event, void *) {
@@ -83,8 +83,7 @@ BucketMatch read_bucket(const tscoll::ObjectId &id, bytea *data, const std::stri
         std::optional<Value> id_as_shown;
         if (raw_id != nullptr)
             id_as_shown = tscoll::pg::jsonb_to_value(tscoll::pg::value_to_jsonb(*raw_id));
-        match.unmatched[measurement_key(time->as_date(),
-                                        id_as_shown ? &*id_as_shown : nullptr)]++;
+        match.unmatched[measurement_key(time->as_date(), id_as_shown ? &*id_as_shown : nullptr)]++;
         match.count++;
     }
     return match;
@@ -131,7 +130,8 @@ TSCOLL_FUNCTION(tscoll_rule_match) {
         match.new_meta = new_meta_key;
     else if (new_meta_key != match.new_meta)
         refuse_without_translation("UPDATE with a meta value read from measurements", view);
-    Value doc = tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(5); }));
+    Value doc =
+        tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(5); }));
     auto member = match.unmatched.find(
         measurement_key(tscoll::pg::to_unix_micros(PG_GETARG_TIMESTAMPTZ(4)), doc.find("_id")));
     if (member == match.unmatched.end() || member->second == 0)
@@ -140,38 +140,52 @@ TSCOLL_FUNCTION(tscoll_rule_match) {
     PG_RETURN_BOOL(++match.matched == match.count);
 }
 
-// tscoll._check_rule_matches(): AFTER UPDATE OR DELETE ... FOR EACH
-// STATEMENT on a bucket table: refuses a rule statement that matched a
-// bucket in part.
-TSCOLL_FUNCTION(tscoll_check_rule_matches) {
-    auto *td = reinterpret_cast<TriggerData *>(fcinfo->context);
-    if (!CALLED_AS_TRIGGER(fcinfo))
-        throw Error(ErrorCode::Internal, "tscoll._check_rule_matches fires only as a trigger");
-    Oid bucket_table = RelationGetRelid(td->tg_relation);
+namespace {
+
+ExecutorFinish_hook_type prev_executor_finish = nullptr;
+
+// A rule statement ends: refused if it matched a bucket in part.
+void check_rule_matches(QueryDesc *query) {
+    PlannedStmt *stmt = query->plannedstmt;
+    if (touched.empty() || (stmt->commandType != CMD_UPDATE && stmt->commandType != CMD_DELETE) ||
+        stmt->resultRelations == NIL)
+        return;
+    Oid bucket_table = rt_fetch(linitial_int(stmt->resultRelations), stmt->rtable)->relid;
     auto it = touched.find(bucket_table);
     if (it == touched.end())
-        return PointerGetDatum(nullptr);
+        return;
     bool partial = false;
     for (const auto &[id, match] : it->second)
         partial |= match.matched > 0 && match.matched < match.count;
     touched.erase(it);
     if (partial)
         throw Error(ErrorCode::Unsupported,
-                    std::string(TRIGGER_FIRED_BY_DELETE(td->tg_event) ? "DELETE" : "UPDATE") +
+                    std::string(stmt->commandType == CMD_DELETE ? "DELETE" : "UPDATE") +
                         " of measurements of " + tscoll::pg::display_name(bucket_table) +
                         " matched part of a bucket: that needs tscoll's translation, which this "
                         "statement was parsed without",
                     {},
                     "tscoll is loaded now: run the statement again. Add tscoll to "
                     "shared_preload_libraries so that every statement is translated.");
-    return PointerGetDatum(nullptr);
 }
+
+void on_executor_finish(QueryDesc *query) {
+    if (prev_executor_finish)
+        prev_executor_finish(query);
+    else
+        standard_ExecutorFinish(query);
+    tscoll::pg::guarded([&] { check_rule_matches(query); });
+}
+
+}  // namespace
 
 namespace tscoll::pg {
 
 void register_rule_fallback() {
     RegisterXactCallback(forget_touched, nullptr);
     RegisterSubXactCallback(forget_touched_sub, nullptr);
+    prev_executor_finish = ExecutorFinish_hook;
+    ExecutorFinish_hook = on_executor_finish;
 }
 
 }  // namespace tscoll::pg

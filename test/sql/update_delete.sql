@@ -135,8 +135,6 @@ SELECT try($$UPDATE w SET tag = '{}' WHERE doc->>'f' = '1'$$);
 SELECT try($$UPDATE w SET tag = '{}' WHERE "time" > '2024-01-01'$$);
 SELECT try($$UPDATE w SET tag = doc->'f'$$);
 SELECT try($$UPDATE w SET tag = '{}' WHERE w IS NOT NULL$$);
-SELECT try($$UPDATE w SET tag = '{}' WHERE tag = '{"s": 0}' RETURNING tag$$);
-SELECT try($$DELETE FROM w WHERE tag = '{"s": 0}' RETURNING *$$);
 SELECT try($$WITH d AS (DELETE FROM w WHERE tag = '{"s": 0}') SELECT 1$$);
 SELECT try($$DELETE FROM w WHERE random() < 0.5$$);
 SELECT try($$DELETE FROM w USING wanted WHERE w.doc = wanted.tag$$);
