@@ -4,7 +4,8 @@
 
 namespace tscoll::pg {
 
-// From _PG_init: forgets a failed statement's matches.
+// From _PG_init: the executor hook that refuses a rule statement that
+// matched a bucket in part, and the callbacks that forget a failed one's.
 void register_rule_fallback();
 
 }  // namespace tscoll::pg
