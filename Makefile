@@ -8,7 +8,7 @@ MODULE_big = tscoll
 DATA = $(wildcard sql/tscoll--*.sql)
 
 CORE_SRCS = $(wildcard src/core/*.cpp)
-PG_SRCS = $(wildcard src/pg/*.cpp)
+PG_SRCS = $(wildcard src/pg/*.cpp src/pg/*/*.cpp)
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
 REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))

@@ -1,0 +1,353 @@
+// The bucket catalog's storage: two hash tables of fixed-size entries,
+// series and collection counters, in shared memory under one LWLock when
+// preloaded, or in the session's memory (no lock) otherwise. A series is
+// identified by its collection and a 128-bit hash of its series key.
+#include "pg/catalog/catalog.hpp"
+
+extern "C" {
+#include "access/xact.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+}
+
+#include <algorithm>
+
+#include "pg/guard.hpp"
+#include "pg/settings.hpp"
+
+namespace tscoll::pg::catalog {
+
+namespace {
+
+struct SeriesId {
+    Oid db;
+    Oid bucket_table;
+    uint64 hash[2];
+};
+
+struct SeriesSlot {
+    SeriesId id;  // the hash key: first
+    uint64 last_used;
+    bool has_open;
+    uint8 n_archived;
+    BucketRef open;
+    BucketRef archived[kMaxArchived];
+};
+
+struct CollectionId {
+    Oid db;
+    Oid bucket_table;
+};
+
+struct CollectionSlot {
+    CollectionId id;
+    BucketCounters counters;
+};
+
+struct SharedHeader {
+    uint64 clock;
+};
+
+// Collections whose counters are kept; more get none until a restart.
+constexpr long kMaxCollections = 4096;
+// Bytes charged per series against tscoll.catalog_memory_limit.
+constexpr uint64 kSlotBytes = sizeof(SeriesSlot) + 32;
+constexpr const char *kTranche = "tscoll_catalog";
+
+LWLock *lock = nullptr;  // nullptr: the catalog is the session's own
+SharedHeader *header = nullptr;
+HTAB *series_table = nullptr;
+HTAB *collection_table = nullptr;
+
+long series_capacity() {
+    return std::max<long>(64, static_cast<long>(catalog_memory_limit_kb * 1024L / kSlotBytes));
+}
+
+HASHCTL hash_info(size_t key_size, size_t entry_size) {
+    HASHCTL info{};
+    info.keysize = key_size;
+    info.entrysize = entry_size;
+    return info;
+}
+
+}  // namespace
+
+void request_shared_memory() {
+    RequestAddinShmemSpace(
+        add_size(add_size(MAXALIGN(sizeof(SharedHeader)),
+                          hash_estimate_size(series_capacity(), sizeof(SeriesSlot))),
+                 hash_estimate_size(kMaxCollections, sizeof(CollectionSlot))));
+    RequestNamedLWLockTranche(kTranche, 1);
+}
+
+void attach_shared_memory() {
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    bool found = false;
+    header = static_cast<SharedHeader *>(
+        ShmemInitStruct("tscoll catalog", sizeof(SharedHeader), &found));
+    if (!found)
+        header->clock = 0;
+    HASHCTL series_info = hash_info(sizeof(SeriesId), sizeof(SeriesSlot));
+    series_table = ShmemInitHash("tscoll catalog series", series_capacity(), series_capacity(),
+                                 &series_info, HASH_ELEM | HASH_BLOBS);
+    HASHCTL collection_info = hash_info(sizeof(CollectionId), sizeof(CollectionSlot));
+    collection_table = ShmemInitHash("tscoll catalog collections", kMaxCollections, kMaxCollections,
+                                     &collection_info, HASH_ELEM | HASH_BLOBS);
+    lock = &GetNamedLWLockTranche(kTranche)->lock;
+    LWLockRelease(AddinShmemInitLock);
+}
+
+namespace {
+
+// The session's own catalog, created on first use when not preloaded.
+void ensure_tables() {
+    if (series_table != nullptr)
+        return;
+    pg_call([] {
+        MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+        header = static_cast<SharedHeader *>(palloc0(sizeof(SharedHeader)));
+        HASHCTL series_info = hash_info(sizeof(SeriesId), sizeof(SeriesSlot));
+        series_table =
+            hash_create("tscoll catalog series", 256, &series_info, HASH_ELEM | HASH_BLOBS);
+        HASHCTL collection_info = hash_info(sizeof(CollectionId), sizeof(CollectionSlot));
+        collection_table =
+            hash_create("tscoll catalog collections", 16, &collection_info, HASH_ELEM | HASH_BLOBS);
+        MemoryContextSwitchTo(old);
+    });
+}
+
+// Holds the catalog's lock, if it has one, for a scope. Nothing in such a
+// scope may throw: hash operations on shared tables never allocate.
+class Locked {
+  public:
+    explicit Locked(LWLockMode mode) {
+        ensure_tables();
+        if (lock != nullptr)
+            LWLockAcquire(lock, mode);
+    }
+    ~Locked() {
+        if (lock != nullptr)
+            LWLockRelease(lock);
+    }
+    Locked(const Locked &) = delete;
+    Locked &operator=(const Locked &) = delete;
+};
+
+// An entry, created if missing; nullptr when a shared table is full. A
+// session's own table allocates, and may throw (it holds no lock).
+void *enter(HTAB *table, const void *key, bool *found) {
+    if (lock != nullptr)
+        return hash_search(table, key, HASH_ENTER_NULL, found);
+    return pg_call([&] { return hash_search(table, key, HASH_ENTER, found); });
+}
+
+CollectionSlot *collection_slot(Oid bucket_table) {
+    CollectionId id{MyDatabaseId, bucket_table};
+    bool found = false;
+    auto *slot = static_cast<CollectionSlot *>(enter(collection_table, &id, &found));
+    if (slot != nullptr && !found)
+        slot->counters = BucketCounters{};
+    return slot;
+}
+
+SeriesId series_id(Oid bucket_table, const std::string &key) {
+    SeriesId id;
+    memset(&id, 0, sizeof(id));
+    id.db = MyDatabaseId;
+    id.bucket_table = bucket_table;
+    const auto *bytes = reinterpret_cast<const unsigned char *>(key.data());
+    int length = static_cast<int>(key.size());
+    id.hash[0] = hash_bytes_extended(bytes, length, 0x7473636f6c6c3031ULL);
+    id.hash[1] = hash_bytes_extended(bytes, length, 0x62756b6574733032ULL);
+    return id;
+}
+
+// Over the memory limit: forgets the least recently used eighth of the
+// series (by use clock). Their open buckets count as archived, then closed;
+// all stay reopenable through the bucket table. Called with the lock held.
+void evict() {
+    uint64 oldest = UINT64_MAX, newest = 0;
+    HASH_SEQ_STATUS scan;
+    hash_seq_init(&scan, series_table);
+    while (auto *slot = static_cast<SeriesSlot *>(hash_seq_search(&scan))) {
+        oldest = std::min(oldest, slot->last_used);
+        newest = std::max(newest, slot->last_used);
+    }
+    uint64 cutoff = oldest + (newest - oldest) / 8;
+    hash_seq_init(&scan, series_table);
+    while (auto *slot = static_cast<SeriesSlot *>(hash_seq_search(&scan))) {
+        if (slot->last_used > cutoff)
+            continue;
+        if (CollectionSlot *c = collection_slot(slot->id.bucket_table)) {
+            c->counters.numBucketsArchivedDueToMemoryThreshold += slot->has_open ? 1 : 0;
+            c->counters.numBucketsClosedDueToMemoryThreshold +=
+                slot->n_archived + (slot->has_open ? 1 : 0);
+        }
+        hash_search(series_table, &slot->id, HASH_REMOVE, nullptr);
+    }
+}
+
+void remove_series(const SeriesId &id) {
+    hash_search(series_table, &id, HASH_REMOVE, nullptr);
+}
+
+// What the current transaction changed, to undo or apply when it ends.
+struct Touched {
+    SubTransactionId subxact;
+    SeriesId id;
+};
+
+struct PendingCounters {
+    SubTransactionId subxact;
+    Oid bucket_table;
+    BucketCounters delta;
+};
+
+std::vector<Touched> touched;
+std::vector<PendingCounters> pending_counters;
+
+void forget_touched(std::optional<SubTransactionId> subxact) {
+    auto aborted = [&](const auto &t) { return !subxact || t.subxact == *subxact; };
+    {
+        Locked guard(LW_EXCLUSIVE);
+        for (const Touched &t : touched)
+            if (aborted(t))
+                remove_series(t.id);
+    }
+    touched.erase(std::remove_if(touched.begin(), touched.end(), aborted), touched.end());
+    pending_counters.erase(
+        std::remove_if(pending_counters.begin(), pending_counters.end(), aborted),
+        pending_counters.end());
+}
+
+void apply_pending_counters() {
+    Locked guard(LW_EXCLUSIVE);
+    for (const PendingCounters &p : pending_counters)
+        if (CollectionSlot *c = collection_slot(p.bucket_table))
+            c->counters.add(p.delta);
+}
+
+void on_xact(XactEvent event, void *) {
+    try {
+        if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+            apply_pending_counters();
+        else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+                 event == XACT_EVENT_PREPARE)
+            forget_touched(std::nullopt);
+        else
+            return;
+    } catch (...) {
+        // Only a session's own table allocates; a lost hint or counter is
+        // not an error.
+    }
+    touched.clear();
+    pending_counters.clear();
+}
+
+void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransactionId parent, void *) {
+    try {
+        if (event == SUBXACT_EVENT_COMMIT_SUB) {
+            for (Touched &t : touched)
+                if (t.subxact == mine)
+                    t.subxact = parent;
+            for (PendingCounters &p : pending_counters)
+                if (p.subxact == mine)
+                    p.subxact = parent;
+        } else if (event == SUBXACT_EVENT_ABORT_SUB) {
+            forget_touched(mine);
+        }
+    } catch (...) {
+        touched.clear();
+        pending_counters.clear();
+    }
+}
+
+}  // namespace
+
+SeriesState series(Oid bucket_table, const std::string &key) {
+    SeriesId id = series_id(bucket_table, key);
+    SeriesState state;
+    state.archived.reserve(kMaxArchived);
+    Locked guard(LW_EXCLUSIVE);
+    auto *slot = static_cast<SeriesSlot *>(hash_search(series_table, &id, HASH_FIND, nullptr));
+    if (slot == nullptr)
+        return state;
+    slot->last_used = ++header->clock;
+    if (slot->has_open)
+        state.open = slot->open;
+    state.archived.assign(slot->archived, slot->archived + slot->n_archived);
+    return state;
+}
+
+void store_series(Oid bucket_table, const std::string &key, const SeriesState &state) {
+    SeriesId id = series_id(bucket_table, key);
+    touched.push_back(Touched{GetCurrentSubTransactionId(), id});
+    size_t n_archived = std::min(state.archived.size(), kMaxArchived);
+    const BucketRef *newest_archived = state.archived.data() + state.archived.size() - n_archived;
+    Locked guard(LW_EXCLUSIVE);
+    if (hash_get_num_entries(series_table) >= series_capacity())
+        evict();
+    bool found = false;
+    auto *slot = static_cast<SeriesSlot *>(enter(series_table, &id, &found));
+    if (slot == nullptr)
+        return;
+    slot->last_used = ++header->clock;
+    slot->has_open = state.open.has_value();
+    if (state.open)
+        slot->open = *state.open;
+    slot->n_archived = static_cast<uint8>(n_archived);
+    std::copy(newest_archived, newest_archived + n_archived, slot->archived);
+}
+
+void forget_series(Oid bucket_table) {
+    Locked guard(LW_EXCLUSIVE);
+    HASH_SEQ_STATUS scan;
+    hash_seq_init(&scan, series_table);
+    while (auto *slot = static_cast<SeriesSlot *>(hash_seq_search(&scan)))
+        if (slot->id.db == MyDatabaseId && slot->id.bucket_table == bucket_table)
+            remove_series(slot->id);
+}
+
+void forget_collection(Oid bucket_table) {
+    forget_series(bucket_table);
+    CollectionId id{MyDatabaseId, bucket_table};
+    Locked guard(LW_EXCLUSIVE);
+    hash_search(collection_table, &id, HASH_REMOVE, nullptr);
+}
+
+void count(Oid bucket_table, const BucketCounters &delta) {
+    pending_counters.push_back(PendingCounters{GetCurrentSubTransactionId(), bucket_table, delta});
+}
+
+BucketCounters counters(Oid bucket_table) {
+    CollectionId id{MyDatabaseId, bucket_table};
+    Locked guard(LW_SHARED);
+    auto *slot =
+        static_cast<CollectionSlot *>(hash_search(collection_table, &id, HASH_FIND, nullptr));
+    return slot == nullptr ? BucketCounters{} : slot->counters;
+}
+
+Usage usage() {
+    Usage u;
+    Locked guard(LW_SHARED);
+    HASH_SEQ_STATUS scan;
+    hash_seq_init(&scan, series_table);
+    while (auto *slot = static_cast<SeriesSlot *>(hash_seq_search(&scan))) {
+        u.open_buckets += slot->has_open ? 1 : 0;
+        u.archived_buckets += slot->n_archived;
+        u.memory += kSlotBytes;
+    }
+    return u;
+}
+
+void register_transaction_callbacks() {
+    RegisterXactCallback(on_xact, nullptr);
+    RegisterSubXactCallback(on_subxact, nullptr);
+}
+
+}  // namespace tscoll::pg::catalog

@@ -1,0 +1,65 @@
+// The bucket catalog: per collection and series, the open bucket and the
+// archived ones, plus the collection's counters. Everything here is a hint
+// the insert path checks against the bucket table (which is the truth), so
+// forgetting an entry is always safe.
+//
+// When tscoll is preloaded the catalog lives in shared memory and every
+// session of the cluster shares it (SPEC §4.3, §11); otherwise each session
+// keeps its own, with the same layout and limits.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+}
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/date.hpp"
+#include "core/objectid.hpp"
+#include "core/stats.hpp"
+
+namespace tscoll::pg::catalog {
+
+struct BucketRef {
+    ObjectId id;
+    UnixMicros min_time;
+};
+
+// Archived buckets remembered per series; older ones stay reopenable
+// through the bucket table's index.
+constexpr size_t kMaxArchived = 8;
+
+struct SeriesState {
+    std::optional<BucketRef> open;
+    std::vector<BucketRef> archived;  // at most kMaxArchived, oldest first
+};
+
+SeriesState series(Oid bucket_table, const std::string &key);
+// Stores the series' state; remembered as touched by the current
+// (sub)transaction, and forgotten if it aborts.
+void store_series(Oid bucket_table, const std::string &key, const SeriesState &state);
+// Forgets every series of a collection (direct writes to its bucket table).
+void forget_series(Oid bucket_table);
+// Forgets a dropped collection: its series and its counters.
+void forget_collection(Oid bucket_table);
+
+// Counters reach the collection when the transaction commits.
+void count(Oid bucket_table, const BucketCounters &delta);
+BucketCounters counters(Oid bucket_table);
+
+struct Usage {
+    uint64_t open_buckets = 0;
+    uint64_t archived_buckets = 0;
+    uint64_t memory = 0;
+};
+Usage usage();
+
+// The shared memory hooks' work, when preloaded: reserving it, and
+// finding or creating the catalog in it.
+void request_shared_memory();
+void attach_shared_memory();
+void register_transaction_callbacks();
+
+}  // namespace tscoll::pg::catalog

@@ -1,0 +1,847 @@
+// UPDATE and DELETE through a collection's view (SPEC §6), translated at
+// parse analysis into statements on the bucket table:
+//
+//   UPDATE v SET <meta> = e(meta) WHERE p(meta)
+//     -> UPDATE <buckets> SET meta = e(meta) WHERE p(meta)
+//   DELETE FROM v WHERE p(meta)
+//     -> DELETE FROM <buckets> WHERE p(meta)
+//   DELETE FROM v WHERE p(any column)
+//     -> MERGE INTO <buckets> b USING (VALUES (1)) ON <b may hold a match>
+//          WHEN MATCHED AND <all of b matches, known from min/max time> THEN DELETE
+//          WHEN MATCHED AND <all of b matches, unpacked> THEN DELETE
+//          WHEN MATCHED AND <some of b matches> THEN UPDATE SET (control, data) = <b without them>
+//        planned as a DELETE, so that it reports as one. Every condition reads
+//        the target row itself: a bucket changed by a concurrent insert is
+//        judged again on its new version.
+//
+// The view stays in the statement's range table, unreferenced: the user's
+// privileges on it are checked as for any statement on a view, and the
+// bucket table is accessed with its owner's rights, as a view's tables are.
+// The executor hook makes each statement count measurements, not buckets
+// (ModificationCount), and makes the catalog forget the collection's series
+// once per statement.
+//
+// Without the hooks (tscoll not loaded yet when the statement was parsed)
+// the view's rules raise an error asking to run it again.
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type_d.h"
+#include "commands/defrem.h"
+#include "commands/extension.h"
+#include "executor/executor.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "parser/parse_func.h"
+#include "parser/parse_node.h"
+#include "parser/parser.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/plancache.h"
+#include "utils/syscache.h"
+}
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bucket.hpp"
+#include "core/error.hpp"
+#include "pg/storage/bucket_am.hpp"
+#include "pg/write/bucket_store.hpp"
+#include "pg/catalog/catalog.hpp"
+#include "pg/guard.hpp"
+#include "pg/types/jsonb_value.hpp"
+#include "pg/dml/modify.hpp"
+#include "pg/node_trees.hpp"
+#include "pg/pg_time.hpp"
+#include "pg/plan/read_plan.hpp"
+#include "pg/nodes/returning.hpp"
+#include "pg/search_path.hpp"
+#include "pg/settings.hpp"
+#include "pg/nodes/time_merge.hpp"
+#include "pg/nodes/unpack_scan.hpp"
+
+namespace {
+
+// What the translation needs of a collection; plain data in palloc'd
+// memory, so that the translation (C-style tree surgery) may call
+// PostgreSQL directly.
+struct Collection {
+    Oid bucket_table;
+    Oid owner;
+    char *name;         // the view, as regclass text, for messages
+    char *bucket_name;  // schema-qualified and quoted, for SQL
+    char *time_field;
+    char *meta_field;                                 // nullptr when none
+    AttrNumber time_column, meta_column, doc_column;  // in the view; meta 0 when none
+    AttrNumber bucket_meta, bucket_min_time, bucket_max_time;
+};
+
+using tscoll::pg::copy_node;
+using tscoll::pg::mutator;
+using tscoll::pg::walker;
+
+char *copy(const std::string &s) {
+    return tscoll::pg::pg_call([&] { return pnstrdup(s.data(), s.size()); });
+}
+
+// The collection whose view `rte` is, or nullptr.
+Collection *collection_of(RangeTblEntry *rte) {
+    if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_VIEW ||
+        !OidIsValid(get_extension_oid("tscoll", true)))
+        return nullptr;
+    Oid view = rte->relid;
+    auto *c = static_cast<Collection *>(palloc0(sizeof(Collection)));
+    bool found = tscoll::pg::guarded([&] {
+        std::optional<tscoll::pg::CollectionInfo> info = tscoll::pg::find_collection(view);
+        if (!info)
+            return false;
+        c->bucket_table = info->bucket_table;
+        c->owner = info->owner;
+        c->name = copy(info->view_name);
+        c->time_field = copy(info->time_field);
+        c->meta_field = info->meta_field.empty() ? nullptr : copy(info->meta_field);
+        return true;
+    });
+    if (!found)
+        return nullptr;
+    c->bucket_name = quote_qualified_identifier(
+        get_namespace_name(get_rel_namespace(c->bucket_table)), get_rel_name(c->bucket_table));
+    c->time_column = get_attnum(view, c->time_field);
+    c->meta_column = c->meta_field ? get_attnum(view, c->meta_field) : 0;
+    c->doc_column = get_attnum(view, "doc");
+    c->bucket_meta = get_attnum(c->bucket_table, "meta");
+    c->bucket_min_time = get_attnum(c->bucket_table, "min_time");
+    c->bucket_max_time = get_attnum(c->bucket_table, "max_time");
+    return c;
+}
+
+const char *command_name(const Query *q) {
+    return q->commandType == CMD_UPDATE ? "UPDATE" : "DELETE";
+}
+
+[[noreturn]] void refuse(const char *message, const char *hint) {
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg_internal("%s", message),
+                    errhint("%s", hint)));
+    pg_unreachable();
+}
+
+const char *meta_update_hint(const Collection *c) {
+    if (c->meta_field == nullptr)
+        return "Measurements cannot be changed in place: DELETE them and INSERT them again.";
+    return psprintf(
+        "Update the meta field only: UPDATE %s SET %s = ... WHERE <condition on %s>. "
+        "To change measurements, DELETE them and INSERT them again.",
+        c->name, quote_identifier(c->meta_field), quote_identifier(c->meta_field));
+}
+
+// SPEC §6's message, for a column assigned or read other than the meta field.
+[[noreturn]] void refuse_field(const Collection *c, const char *field) {
+    const char *message =
+        c->meta_field ? psprintf(
+                            "cannot update field \"%s\" of time-series collection \"%s\": only the "
+                            "meta field \"%s\" can be updated",
+                            field, c->name, c->meta_field)
+                      : psprintf(
+                            "cannot update field \"%s\" of time-series collection \"%s\": only the "
+                            "meta field can be updated, and the collection has none",
+                            field, c->name);
+    refuse(message, meta_update_hint(c));
+}
+
+// ---------------------------------------------------------------------------
+// Columns of the view a query reads.
+
+struct ColumnUse {
+    Index view_rti;
+    int depth;  // levels below the query the view belongs to
+    Bitmapset *columns;
+    bool whole_row;
+    bool current_of;
+};
+
+bool collect_columns(Node *node, ColumnUse *use) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Var)) {
+        Var *v = castNode(Var, node);
+        if (v->varno == static_cast<int>(use->view_rti) &&
+            v->varlevelsup == static_cast<Index>(use->depth)) {
+            if (v->varattno == 0)
+                use->whole_row = true;
+            else
+                use->columns = bms_add_member(use->columns, v->varattno);
+        }
+        return false;
+    }
+    if (IsA(node, CurrentOfExpr)) {
+        use->current_of = true;
+        return false;
+    }
+    if (IsA(node, Query)) {
+        use->depth++;
+        bool result = query_tree_walker(castNode(Query, node), walker(collect_columns), use, 0);
+        use->depth--;
+        return result;
+    }
+    return expression_tree_walker(node, walker(collect_columns), use);
+}
+
+ColumnUse columns_read(Node *node, Index view_rti) {
+    ColumnUse use = {view_rti, 0, nullptr, false, false};
+    collect_columns(node, &use);
+    return use;
+}
+
+// The measurement field of the first doc->>'f' or doc->'f' in an UPDATE,
+// so that an error names "temp" rather than the doc column.
+struct DocField {
+    Index view_rti;
+    AttrNumber doc_column;
+    int depth;
+    const char *field;
+};
+
+bool find_doc_field(Node *node, DocField *d) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, OpExpr) && list_length(castNode(OpExpr, node)->args) == 2) {
+        auto *op = castNode(OpExpr, node);
+        Node *left = static_cast<Node *>(linitial(op->args));
+        Node *right = static_cast<Node *>(lsecond(op->args));
+        const char *name = get_opname(op->opno);
+        if (IsA(left, Var) && IsA(right, Const) && !castNode(Const, right)->constisnull &&
+            castNode(Const, right)->consttype == TEXTOID && name != nullptr &&
+            (strcmp(name, "->>") == 0 || strcmp(name, "->") == 0)) {
+            Var *v = castNode(Var, left);
+            if (v->varno == static_cast<int>(d->view_rti) && v->varattno == d->doc_column &&
+                v->varlevelsup == static_cast<Index>(d->depth)) {
+                d->field = TextDatumGetCString(castNode(Const, right)->constvalue);
+                return true;
+            }
+        }
+    }
+    if (IsA(node, Query)) {
+        d->depth++;
+        bool found = query_tree_walker(castNode(Query, node), walker(find_doc_field), d, 0);
+        d->depth--;
+        return found;
+    }
+    return expression_tree_walker(node, walker(find_doc_field), d);
+}
+
+// ---------------------------------------------------------------------------
+// Moving an expression over the view onto the bucket table: the meta column
+// becomes the bucket's meta, time and doc the unpacked measurement's.
+
+struct ColumnMap {
+    const Collection *c;
+    Index view_rti;
+    int depth;              // levels below the expression's root
+    Index measurement_rti;  // the unpacked measurement, at the root level (0: none)
+    Index bucket_rti;       // the bucket row ...
+    int bucket_levels;      // ... this many levels above the root
+};
+
+Node *map_columns(Node *node, ColumnMap *map) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, Var)) {
+        Var *v = castNode(Var, node);
+        if (v->varno != static_cast<int>(map->view_rti) ||
+            v->varlevelsup != static_cast<Index>(map->depth))
+            return reinterpret_cast<Node *>(copy_node(v));
+        const Collection *c = map->c;
+        if (v->varattno == c->meta_column && c->meta_column != 0)
+            return reinterpret_cast<Node *>(makeVar(map->bucket_rti, c->bucket_meta, JSONBOID, -1,
+                                                    InvalidOid, map->depth + map->bucket_levels));
+        if (map->measurement_rti != 0 && v->varattno == c->time_column)
+            return reinterpret_cast<Node *>(
+                makeVar(map->measurement_rti, 1, TIMESTAMPTZOID, -1, InvalidOid, map->depth));
+        if (map->measurement_rti != 0 && v->varattno == c->doc_column)
+            return reinterpret_cast<Node *>(
+                makeVar(map->measurement_rti, 2, JSONBOID, -1, InvalidOid, map->depth));
+        elog(ERROR, "tscoll: column %d of the view cannot be translated", v->varattno);
+    }
+    if (IsA(node, Query)) {
+        map->depth++;
+        Query *q = query_tree_mutator(castNode(Query, node), mutator(map_columns), map, 0);
+        map->depth--;
+        return reinterpret_cast<Node *>(q);
+    }
+    return expression_tree_mutator(node, mutator(map_columns), map);
+}
+
+Oid placeholder_function() {
+    Oid types[] = {INT4OID};
+    return LookupFuncName(
+        list_make2(makeString(pstrdup("tscoll")), makeString(pstrdup("_placeholder"))), 1, types,
+        false);
+}
+
+enum Placeholder { kMayMatch = 0, kAllMatch = 1, kMatches = 2, kReturned = 3 };
+
+// RETURNING reads the measurements a statement changed (nodes/returning.hpp).
+// Its columns are those of an entry the statement's range table gains, a
+// call of tscoll._placeholder(3) shaped like the view: a reference to the
+// view itself would make the rewriter expand it into a scan of every
+// bucket. The planner finds the entry, and plans RETURNING itself.
+void move_returning(Query *from, Index view_rti, Oid view, Query *to) {
+    if (from->returningList == NIL)
+        return;
+    FuncExpr *call = makeFuncExpr(
+        placeholder_function(), BOOLOID,
+        list_make1(makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(kReturned), false, true)),
+        InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+    RangeTblFunction *function = makeNode(RangeTblFunction);
+    function->funcexpr = reinterpret_cast<Node *>(call);
+    RangeTblEntry *returned = makeNode(RangeTblEntry);
+    returned->rtekind = RTE_FUNCTION;
+    returned->functions = list_make1(function);
+    List *names = NIL;
+    for (AttrNumber attno = 1; get_attname(view, attno, true) != nullptr; attno++)
+        names = lappend(names, makeString(get_attname(view, attno, false)));
+    returned->eref = makeAlias(get_rel_name(view), names);
+    to->rtable = lappend(to->rtable, returned);
+    List *returning = from->returningList;
+    from->returningList = NIL;
+    ChangeVarNodes(reinterpret_cast<Node *>(returning), view_rti, list_length(to->rtable), 0);
+    to->returningList = returning;
+}
+
+// The statement's target, the view, becomes the bucket table, read and
+// written as its owner; the view stays in the range table for the user's
+// privileges.
+void retarget(Query *q, const Collection *c) {
+    Index view_rti = q->resultRelation;
+    List *returning = q->returningList;  // moved below, not mapped onto buckets
+    q->returningList = NIL;
+    RangeTblEntry *view = rt_fetch(q->resultRelation, q->rtable);
+    RangeTblEntry *bucket = copy_node(view);
+    bucket->relid = c->bucket_table;
+    bucket->relkind = RELKIND_RELATION;
+    bucket->inh = false;
+    bucket->checkAsUser = c->owner;
+    bucket->requiredPerms = ACL_SELECT | (q->commandType == CMD_UPDATE ? ACL_UPDATE : ACL_DELETE);
+    bucket->selectedCols = bms_make_singleton(c->bucket_meta - FirstLowInvalidHeapAttributeNumber);
+    bucket->updatedCols = q->commandType == CMD_UPDATE ? bucket->selectedCols : nullptr;
+    bucket->insertedCols = nullptr;
+    bucket->extraUpdatedCols = nullptr;
+    List *names = NIL;
+    for (const char *name : {"_id", "meta", "control", "data", "min_time", "max_time"})
+        names = lappend(names, makeString(pstrdup(name)));
+    bucket->eref =
+        makeAlias(view->alias ? view->alias->aliasname : get_rel_name(c->bucket_table), names);
+
+    ColumnMap map = {c, static_cast<Index>(q->resultRelation), 0,
+                     0, static_cast<Index>(q->resultRelation), 0};
+    Query *mapped = query_tree_mutator(q, mutator(map_columns), &map, 0);
+    *q = *mapped;
+    list_nth_cell(q->rtable, q->resultRelation - 1)->ptr_value = bucket;
+    q->rtable = lappend(q->rtable, view);
+    q->returningList = returning;
+    move_returning(q, view_rti, view->relid, q);
+    ListCell *lc;
+    foreach (lc, q->targetList) {
+        TargetEntry *tle = lfirst_node(TargetEntry, lc);
+        if (!tle->resjunk) {
+            tle->resno = c->bucket_meta;
+            tle->resname = pstrdup("meta");
+        }
+    }
+}
+
+void translate_update(Query *q, const Collection *c) {
+    Oid view = rt_fetch(q->resultRelation, q->rtable)->relid;
+    ListCell *lc;
+    foreach (lc, q->targetList) {
+        TargetEntry *tle = lfirst_node(TargetEntry, lc);
+        if (!tle->resjunk && (c->meta_column == 0 || tle->resno != c->meta_column))
+            refuse_field(c, get_attname(view, tle->resno, false));
+    }
+    ColumnUse use = columns_read(reinterpret_cast<Node *>(q->targetList), q->resultRelation);
+    ColumnUse where = columns_read(reinterpret_cast<Node *>(q->jointree), q->resultRelation);
+    if (use.whole_row || where.whole_row)
+        refuse_field(c, "*");
+    int column = -1;
+    Bitmapset *read = bms_union(use.columns, where.columns);
+    while ((column = bms_next_member(read, column)) >= 0) {
+        if (column == c->meta_column)
+            continue;
+        DocField doc = {static_cast<Index>(q->resultRelation), c->doc_column, 0, nullptr};
+        if (column == c->doc_column &&
+            !find_doc_field(reinterpret_cast<Node *>(q->targetList), &doc))
+            find_doc_field(reinterpret_cast<Node *>(q->jointree), &doc);
+        refuse_field(c, doc.field ? doc.field : get_attname(view, column, false));
+    }
+    retarget(q, c);
+}
+
+// ---------------------------------------------------------------------------
+// DELETE with a condition on time or measurements.
+
+// A conjunct `time <op> T` of the condition, T known before the scan.
+struct TimeBound {
+    int strategy;  // BTLessStrategyNumber ... BTGreaterStrategyNumber, as `time <op> T`
+    Expr *other;   // T
+};
+
+Oid time_opfamily() {
+    return get_opclass_family(GetDefaultOpClass(TIMESTAMPTZOID, BTREE_AM_OID));
+}
+
+int commuted(int strategy) {
+    return BTMaxStrategyNumber + 1 - strategy;
+}
+
+// Whether `clause` is `time <op> T` (or `T <op> time`) with a btree
+// comparison and T free of columns, volatility and subqueries.
+std::optional<TimeBound> time_bound(Node *clause, const Collection *c, Index view_rti) {
+    if (!IsA(clause, OpExpr) || list_length(castNode(OpExpr, clause)->args) != 2)
+        return std::nullopt;
+    OpExpr *op = castNode(OpExpr, clause);
+    auto is_time = [&](Node *n) {
+        return IsA(n, Var) && castNode(Var, n)->varno == static_cast<int>(view_rti) &&
+               castNode(Var, n)->varlevelsup == 0 && castNode(Var, n)->varattno == c->time_column;
+    };
+    bool var_left = is_time(static_cast<Node *>(linitial(op->args)));
+    if (!var_left && !is_time(static_cast<Node *>(lsecond(op->args))))
+        return std::nullopt;
+    Node *other = static_cast<Node *>(var_left ? lsecond(op->args) : linitial(op->args));
+    if (contain_vars_of_level(other, 0) || contain_volatile_functions(other) ||
+        checkExprHasSubLink(other))
+        return std::nullopt;
+    Oid family = time_opfamily();
+    if (!op_in_opfamily(op->opno, family))
+        return std::nullopt;
+    int strategy = get_op_opfamily_strategy(op->opno, family);
+    return TimeBound{var_left ? strategy : commuted(strategy), reinterpret_cast<Expr *>(other)};
+}
+
+// `<bucket column> <strategy op> T`, or nullptr when the operator family has
+// no such operator for T's type.
+Expr *bucket_comparison(const TimeBound &bound, int strategy, AttrNumber column, Index bucket_rti) {
+    Oid other_type = exprType(reinterpret_cast<Node *>(bound.other));
+    Oid opno = get_opfamily_member(time_opfamily(), TIMESTAMPTZOID, other_type, strategy);
+    if (!OidIsValid(opno))
+        return nullptr;
+    Var *var = makeVar(bucket_rti, column, TIMESTAMPTZOID, -1, InvalidOid, 0);
+    auto *op = reinterpret_cast<OpExpr *>(
+        make_opclause(opno, BOOLOID, false, reinterpret_cast<Expr *>(var),
+                      static_cast<Expr *>(copy_node(bound.other)), InvalidOid, InvalidOid));
+    set_opfuncid(op);
+    return reinterpret_cast<Expr *>(op);
+}
+
+// The condition split: what a bucket must satisfy to hold a match
+// (`may_match`), and, when the condition is only about meta and time
+// ranges, what makes every measurement of a bucket match (`all_match`,
+// else nullptr). Meta conjuncts go to may_match only: it is checked first.
+struct BucketConditions {
+    List *may_match = NIL;
+    List *all_match = NIL;
+    bool all_known = true;
+    bool measurements = false;  // some conjunct needs the measurements
+};
+
+BucketConditions bucket_conditions(Node *quals, const Collection *c, Index view_rti,
+                                   Index bucket_rti) {
+    BucketConditions out;
+    List *conjuncts = make_ands_implicit(reinterpret_cast<Expr *>(quals));
+    ListCell *lc;
+    foreach (lc, conjuncts) {
+        Node *clause = static_cast<Node *>(lfirst(lc));
+        ColumnUse use = columns_read(clause, view_rti);
+        // A volatile conjunct is evaluated per measurement.
+        if (!use.whole_row && !contain_volatile_functions(clause) &&
+            (use.columns == nullptr ||
+             (c->meta_column != 0 &&
+              bms_is_subset(use.columns, bms_make_singleton(c->meta_column))))) {
+            ColumnMap map = {c, view_rti, 0, 0, bucket_rti, 0};
+            out.may_match = lappend(out.may_match, map_columns(clause, &map));
+            continue;
+        }
+        out.measurements = true;
+        std::optional<TimeBound> bound = time_bound(clause, c, view_rti);
+        if (!bound) {
+            out.all_known = false;
+            continue;
+        }
+        AttrNumber min = c->bucket_min_time, max = c->bucket_max_time;
+        // Measurement times lie in [min_time, max_time] (min_time is the
+        // rounded start, max_time the latest time).
+        auto add = [&](List *&list, int strategy, AttrNumber column) {
+            Expr *e = bucket_comparison(*bound, strategy, column, bucket_rti);
+            if (e != nullptr)
+                list = lappend(list, e);
+            return e != nullptr;
+        };
+        switch (bound->strategy) {
+            case BTLessStrategyNumber:
+            case BTLessEqualStrategyNumber:
+                add(out.may_match, bound->strategy, min);
+                out.all_known &= add(out.all_match, bound->strategy, max);
+                break;
+            case BTGreaterStrategyNumber:
+            case BTGreaterEqualStrategyNumber:
+                add(out.may_match, bound->strategy, max);
+                out.all_known &= add(out.all_match, bound->strategy, min);
+                break;
+            default:  // equality
+                add(out.may_match, BTLessEqualStrategyNumber, min);
+                add(out.may_match, BTGreaterEqualStrategyNumber, max);
+                out.all_known = false;
+        }
+    }
+    return out;
+}
+
+// The MERGE of a general DELETE, with tscoll._placeholder(n) where the
+// conditions go. A condition that reads no doc unpacks only the times.
+char *merge_sql(const Collection *c, bool with_all_match, bool reads_doc) {
+    const char *time_field = quote_literal_cstr(c->time_field);
+    const char *unpack = reads_doc
+                             ? psprintf("tscoll._unpack(b._id, b.meta, b.data, %s, %s)", time_field,
+                                        c->meta_field ? quote_literal_cstr(c->meta_field) : "NULL")
+                             : psprintf("tscoll._unpack_times(b._id, b.data, %s)", time_field);
+    const char *columns = reads_doc ? "\"time\", doc" : "\"time\"";
+    StringInfoData sql;
+    initStringInfo(&sql);
+    appendStringInfo(&sql,
+                     "MERGE INTO %s AS b USING (VALUES (1)) AS v (one) ON tscoll._placeholder(0) ",
+                     c->bucket_name);
+    if (with_all_match)
+        appendStringInfoString(&sql, "WHEN MATCHED AND tscoll._placeholder(1) THEN DELETE ");
+    appendStringInfo(
+        &sql,
+        "WHEN MATCHED AND (SELECT pg_catalog.count(*) FILTER (WHERE tscoll._placeholder(2)) "
+        "OPERATOR(pg_catalog.=) pg_catalog.count(*) FROM %s AS m (%s)) THEN DELETE ",
+        unpack, columns);
+    appendStringInfo(&sql,
+                     "WHEN MATCHED AND EXISTS (SELECT FROM %s AS m (%s) WHERE "
+                     "tscoll._placeholder(2)) THEN UPDATE SET (control, data) = (SELECT "
+                     "r.control, r.data FROM tscoll._remove_measurements(b._id, b.min_time, "
+                     "b.data, ARRAY(SELECT m.n FROM %s WITH ORDINALITY AS m (%s, n) WHERE "
+                     "tscoll._placeholder(2)), %s) AS r)",
+                     unpack, columns, unpack, columns, time_field);
+    return sql.data;
+}
+
+struct Placement {
+    Oid placeholder;
+    Expr *may_match;
+    Expr *all_match;
+    Node *condition;  // the user's, over the view
+    bool condition_has_sublinks;
+    const Collection *c;
+    Index view_rti;
+    Index bucket_rti;
+    int depth;
+};
+
+Node *place_conditions(Node *node, Placement *p) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, FuncExpr) && castNode(FuncExpr, node)->funcid == p->placeholder) {
+        int which =
+            DatumGetInt32(castNode(Const, linitial(castNode(FuncExpr, node)->args))->constvalue);
+        if (which == kMayMatch)
+            return reinterpret_cast<Node *>(copy_node(p->may_match));
+        if (which == kAllMatch)
+            return reinterpret_cast<Node *>(copy_node(p->all_match));
+        // The measurement is the only FROM item of the query at hand.
+        ColumnMap map = {p->c, p->view_rti, 0, 1, p->bucket_rti, p->depth};
+        return map_columns(p->condition, &map);
+    }
+    if (IsA(node, Query)) {
+        p->depth++;
+        Query *q = query_tree_mutator(castNode(Query, node), mutator(place_conditions), p, 0);
+        p->depth--;
+        q->hasSubLinks |= p->condition_has_sublinks;
+        return reinterpret_cast<Node *>(q);
+    }
+    return expression_tree_mutator(node, mutator(place_conditions), p);
+}
+
+Expr *and_of(List *conditions) {
+    if (conditions == NIL)
+        return reinterpret_cast<Expr *>(makeBoolConst(true, false));
+    return make_ands_explicit(conditions);
+}
+
+void translate_measurement_delete(Query *q, const Collection *c, const BucketConditions &bc) {
+    if (list_length(q->rtable) != 1 || q->cteList != NIL)
+        refuse(psprintf("cannot DELETE from time-series collection \"%s\" with USING or WITH and "
+                        "a condition on measurements",
+                        c->name),
+               "Write the other tables into the condition: WHERE ... IN (SELECT ...).");
+    Node *condition = q->jointree->quals;
+    if (contain_volatile_functions(condition))
+        refuse(psprintf("cannot DELETE from time-series collection \"%s\" with a volatile "
+                        "condition on measurements",
+                        c->name),
+               "Compute the volatile values first, e.g. in a CTE-free subquery or a variable.");
+    bool with_all_match = bc.all_known && bc.all_match != NIL;
+    // Parsed without the hooks: it is not the user's statement.
+    bool reads_doc =
+        bms_is_member(c->doc_column, columns_read(condition, q->resultRelation).columns);
+    const char *sql = merge_sql(c, with_all_match, reads_doc);
+    int search_path = tscoll::pg::push_catalog_search_path();
+    ParseState *pstate = make_parsestate(nullptr);
+    pstate->p_sourcetext = sql;
+    Query *merge =
+        transformTopLevelStmt(pstate, linitial_node(RawStmt, raw_parser(sql, RAW_PARSE_DEFAULT)));
+    free_parsestate(pstate);
+    tscoll::pg::pop_search_path(search_path);
+    BucketConditions placed_bc =
+        bucket_conditions(q->jointree->quals, c, q->resultRelation, merge->resultRelation);
+
+    Placement p = {placeholder_function(),
+                   and_of(placed_bc.may_match),
+                   with_all_match ? and_of(placed_bc.all_match) : nullptr,
+                   condition,
+                   checkExprHasSubLink(condition),
+                   c,
+                   static_cast<Index>(q->resultRelation),
+                   static_cast<Index>(merge->resultRelation),
+                   0};
+    Query *placed = query_tree_mutator(merge, mutator(place_conditions), &p, 0);
+    rt_fetch(placed->resultRelation, placed->rtable)->checkAsUser = c->owner;
+    placed->rtable = lappend(placed->rtable, rt_fetch(q->resultRelation, q->rtable));
+    move_returning(q, q->resultRelation, rt_fetch(q->resultRelation, q->rtable)->relid, placed);
+    placed->canSetTag = q->canSetTag;
+    placed->queryId = q->queryId;
+    placed->stmt_location = q->stmt_location;
+    placed->stmt_len = q->stmt_len;
+    *q = *placed;
+}
+
+void translate_delete(Query *q, const Collection *c) {
+    ColumnUse use = columns_read(reinterpret_cast<Node *>(q->jointree), q->resultRelation);
+    if (use.current_of)
+        refuse(
+            psprintf("WHERE CURRENT OF is not supported on time-series collection \"%s\"", c->name),
+            "Delete by a condition instead.");
+    if (use.whole_row)
+        refuse(psprintf("cannot DELETE from time-series collection \"%s\" with a condition on "
+                        "whole rows",
+                        c->name),
+               "Write the condition on the columns.");
+    BucketConditions bc =
+        bucket_conditions(q->jointree->quals, c, q->resultRelation, q->resultRelation);
+    if (bc.measurements)
+        translate_measurement_delete(q, c, bc);
+    else
+        retarget(q, c);
+}
+
+// ---------------------------------------------------------------------------
+// Statements as the hooks see them.
+
+void translate(Query *q);
+
+void refuse_in_cte(Query *q) {
+    ListCell *lc;
+    foreach (lc, q->cteList) {
+        CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+        Query *inner = castNode(Query, cte->ctequery);
+        if ((inner->commandType == CMD_UPDATE || inner->commandType == CMD_DELETE) &&
+            inner->resultRelation != 0) {
+            if (Collection *c = collection_of(rt_fetch(inner->resultRelation, inner->rtable)))
+                refuse(psprintf("%s of time-series collection \"%s\" is not supported in WITH",
+                                command_name(inner), c->name),
+                       "Run it as a statement of its own.");
+        }
+    }
+}
+
+// PostgreSQL's own message blames the view's rules; what a user needs to
+// know is that a collection keeps every measurement it is given.
+void refuse_on_conflict(Query *q) {
+    if (q->commandType != CMD_INSERT || q->onConflict == nullptr || q->resultRelation == 0)
+        return;
+    if (Collection *c = collection_of(rt_fetch(q->resultRelation, q->rtable)))
+        refuse(psprintf("INSERT ... ON CONFLICT is not supported on time-series collection \"%s\"",
+                        c->name),
+               "A time-series collection keeps every measurement, duplicates included, as "
+               "MongoDB's do: INSERT without ON CONFLICT, or DELETE the measurements to replace "
+               "first.");
+}
+
+void translate(Query *q) {
+    if (q->commandType == CMD_UTILITY && q->utilityStmt && IsA(q->utilityStmt, ExplainStmt)) {
+        Node *inner = castNode(ExplainStmt, q->utilityStmt)->query;
+        if (IsA(inner, Query))
+            translate(castNode(Query, inner));
+        return;
+    }
+    ListCell *lc;
+    foreach (lc, q->cteList)
+        refuse_on_conflict(castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery));
+    refuse_on_conflict(q);
+    if (q->cteList != NIL)
+        refuse_in_cte(q);
+    if ((q->commandType != CMD_UPDATE && q->commandType != CMD_DELETE) || q->resultRelation == 0)
+        return;
+    Collection *c = collection_of(rt_fetch(q->resultRelation, q->rtable));
+    if (c == nullptr)
+        return;
+    if (q->commandType == CMD_UPDATE)
+        translate_update(q, c);
+    else
+        translate_delete(q, c);
+}
+
+// A translated statement keeps the collection's view in its range table,
+// unreferenced, with the UPDATE or DELETE privilege to check: its index,
+// else 0.
+Index modified_view(List *rtable) {
+    ListCell *lc;
+    foreach (lc, rtable) {
+        RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+        if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_VIEW &&
+            (rte->requiredPerms & (ACL_UPDATE | ACL_DELETE)) != 0)
+            return foreach_current_index(lc) + 1;
+    }
+    return 0;
+}
+
+// The entry move_returning() added, else 0.
+Index returned_entry(List *rtable) {
+    Oid placeholder = placeholder_function();
+    ListCell *lc;
+    foreach (lc, rtable) {
+        RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+        if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1)
+            continue;
+        Node *call = linitial_node(RangeTblFunction, rte->functions)->funcexpr;
+        if (IsA(call, FuncExpr) && castNode(FuncExpr, call)->funcid == placeholder)
+            return foreach_current_index(lc) + 1;
+    }
+    return 0;
+}
+
+// The bucket table a translated UPDATE or DELETE writes, else InvalidOid.
+Oid translated_target(const PlannedStmt *stmt) {
+    if ((stmt->commandType != CMD_UPDATE && stmt->commandType != CMD_DELETE) ||
+        stmt->resultRelations == NIL || modified_view(stmt->rtable) == 0)
+        return InvalidOid;
+    Oid relid = rt_fetch(linitial_int(stmt->resultRelations), stmt->rtable)->relid;
+    return tscoll::pg::is_bucket_table(relid) ? relid : InvalidOid;
+}
+
+}  // namespace
+
+namespace tscoll::pg {
+
+void translate_modification(Query *query) {
+    translate(query);
+}
+
+TranslatedReturning take_returning(Query *parse) {
+    TranslatedReturning r = {0, 0, NIL};
+    if (parse->returningList == NIL || (r.view_rti = modified_view(parse->rtable)) == 0 ||
+        (r.returned_rti = returned_entry(parse->rtable)) == 0)
+        return TranslatedReturning{0, 0, NIL};
+    r.returning = parse->returningList;
+    parse->returningList = NIL;
+    return r;
+}
+
+void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedReturning &r) {
+    if (r.returned_rti != 0) {
+        parse->returningList = r.returning;
+        plan_returning(result, r.returning, r.returned_rti,
+                       rt_fetch(r.view_rti, parse->rtable)->relid);
+    }
+    // MERGE on a view does not exist: this is a translated DELETE.
+    if (result->commandType == CMD_MERGE && modified_view(parse->rtable) != 0)
+        result->commandType = CMD_DELETE;
+}
+
+bool start_translated_run(QueryDesc *query, ModificationCount *counted) {
+    Oid bucket_table = translated_target(query->plannedstmt);
+    if (!OidIsValid(bucket_table))
+        return false;
+    guarded([&] { catalog::forget_series(bucket_table); });
+    *counted = ModificationCount{query->plannedstmt->commandType == CMD_DELETE, 0, nullptr};
+    Index view_rti = modified_view(query->plannedstmt->rtable);
+    counted->returned = guarded([&] {
+        return start_returning(query, rt_fetch(view_rti, query->plannedstmt->rtable)->relid);
+    });
+    return true;
+}
+
+void parse_cached_statements_again() {
+    ResetPlanCache();
+}
+
+}  // namespace tscoll::pg
+
+// tscoll._remove_measurements(_id objectid, min_time timestamptz, stored
+// bytea, positions bigint[], time_field text, OUT control jsonb, OUT data
+// bytea): the bucket without the measurements at `positions`, numbered
+// from 1 in unpacking order (WITH ORDINALITY).
+TSCOLL_FUNCTION(tscoll_remove_measurements) {
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    TimestampTz min_time = PG_GETARG_TIMESTAMPTZ(1);
+    bytea *stored = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
+    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(3); });
+    text *time_field_text = tscoll::pg::pg_call([&] { return PG_GETARG_TEXT_PP(4); });
+    Datum *elements = nullptr;
+    bool *nulls = nullptr;
+    int n = 0;
+    tscoll::pg::pg_call([&] {
+        deconstruct_array(array, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elements, &nulls,
+                          &n);
+    });
+    std::vector<uint32_t> positions;
+    for (int i = 0; i < n; i++) {
+        int64 position = DatumGetInt64(elements[i]);
+        if (nulls[i] || position < 1 || position > UINT32_MAX)
+            throw tscoll::Error(tscoll::ErrorCode::BadValue,
+                                "measurement positions are numbered from 1");
+        positions.push_back(static_cast<uint32_t>(position - 1));
+    }
+    std::string time_field(VARDATA_ANY(time_field_text), VARSIZE_ANY_EXHDR(time_field_text));
+    tscoll::Bucket rest =
+        tscoll::without_measurements(*id, tscoll::pg::to_unix_micros(min_time), time_field,
+                                     tscoll::pg::decode_bucket(*id, stored), std::move(positions));
+    Jsonb *control = tscoll::pg::control_jsonb(rest, CurrentMemoryContext);
+    Datum data = tscoll::pg::bytea_datum(rest.data().encode(), CurrentMemoryContext);
+    return tscoll::pg::pg_call([&] {
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "tscoll._remove_measurements must return a record");
+        Datum values[] = {PointerGetDatum(control), data};
+        bool isnull[] = {false, false};
+        return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, isnull));
+    });
+}
+
+// tscoll._untranslated(collection regclass, command text): the view's
+// rules call it when an UPDATE or DELETE reached them untranslated.
+extern "C" {
+PG_FUNCTION_INFO_V1(tscoll_untranslated);
+}
+Datum tscoll_untranslated(PG_FUNCTION_ARGS) {
+    Oid view = PG_GETARG_OID(0);
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("%s of time-series collection \"%s\" was parsed before tscoll was loaded",
+                    text_to_cstring(PG_GETARG_TEXT_PP(1)), get_rel_name(view)),
+             errhint("tscoll is loaded now: run the statement again. Add tscoll to "
+                     "shared_preload_libraries to avoid this.")));
+    PG_RETURN_NULL();
+}

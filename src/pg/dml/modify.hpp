@@ -1,0 +1,41 @@
+// UPDATE and DELETE through a collection's view (SPEC §6): what the hooks
+// (hooks.cpp) call at each stage of a statement.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "executor/execdesc.h"
+#include "nodes/parsenodes.h"
+#include "nodes/plannodes.h"
+}
+
+#include "pg/storage/bucket_am.hpp"
+
+namespace tscoll::pg {
+
+// After parse analysis: an UPDATE or DELETE of a collection's view becomes
+// a statement on its bucket table; INSERT ... ON CONFLICT, and UPDATE or
+// DELETE in WITH, of a view are refused (0A000).
+void translate_modification(Query *query);
+
+// A translated statement's RETURNING reads measurements, which the bucket
+// table's ModifyTable cannot return: it is taken off the query before
+// PostgreSQL plans it, and planned above the ModifyTable after
+// (nodes/returning.hpp). Zeros when there is none.
+struct TranslatedReturning {
+    Index view_rti;
+    Index returned_rti;  // the range table entry its columns read
+    List *returning;
+};
+TranslatedReturning take_returning(Query *parse);
+void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedReturning &r);
+
+// Before a translated statement runs: the catalog forgets the collection's
+// series, and `counted` is set up for the access method to count (and
+// return) measurements. False for any other statement.
+bool start_translated_run(QueryDesc *query, ModificationCount *counted);
+
+// When the library is loaded after a session has parsed statements.
+void parse_cached_statements_again();
+
+}  // namespace tscoll::pg

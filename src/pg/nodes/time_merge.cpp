@@ -1,0 +1,1239 @@
+// The time merge (SPEC §5; doc/ARCHITECTURE.md, Time merge).
+//
+// A query that orders the view's rows by time gets a Sort over the Nested
+// Loop that unpacks each bucket: it reads and keeps every row before it
+// returns the first. But a bucket's measurements are no earlier than its
+// control.min time (no later than control.max), and they are stored in
+// time order unless they arrived out of order. So once the plan is made,
+// such a Sort becomes this custom node, and the buckets reach the Nested
+// Loop sorted by min_time (max_time for a descending order). The node
+// keeps the rows in runs, each already in the Sort's order (a bucket's
+// rows, split where they go backwards), and returns the first of the runs'
+// heads as soon as no bucket still to come can hold an earlier row: when
+// it precedes the bound of the last bucket read. The rows stream out as
+// the buckets are read, and a LIMIT stops the reading.
+//
+// This file holds no C++ object with a destructor: the executor callbacks
+// call PostgreSQL directly.
+#include "pg/nodes/time_merge.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "access/parallel.h"
+#include "access/stratnum.h"
+#include "port/atomics.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+#include "utils/sortsupport.h"
+#include "utils/tuplesort.h"
+#include "utils/typcache.h"
+}
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "pg/node_trees.hpp"
+#include "pg/nodes/unpack_scan.hpp"
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Execution.
+
+// The values of the keys after the time that every row of a bucket shares,
+// being the bucket row's (meta expressions), with their rank in the Sort's
+// order among those of the runs kept: runs are then compared by rank, not
+// by value, when their times tie (TSBS: every host at every tick).
+struct Series {
+    Datum *keys;  // of the keys 1 .. series_keys
+    bool *nulls;
+    int64 rank;
+    int runs;  // the runs kept of the series
+};
+
+// Rows in the Sort's order, of buckets with the same bound and series: the
+// Nested Loop's rows, each `width` values and nulls.
+struct Run {
+    Datum *values;
+    bool *nulls;
+    int count;
+    int capacity;
+    int next;               // the run's head
+    TimestampTz head_time;  // row `next`'s, kept here for the heap's comparisons
+    Series *series;         // nullptr when not ranked: compared by value
+    bool shares;            // the rows' series keys are the series' own copies
+};
+
+struct TimeMergeState {
+    CustomScanState css;
+    PlanState *loop;
+    int width;  // of the loop's rows
+    int nkeys;
+    AttrNumber *key_columns;  // of the loop's rows; the first is the time
+    bool descending;          // the time's order
+    SortSupport keys;
+    int series_keys;          // keys 1 .. series_keys are the bucket row's
+    int *series_key_of;       // per column: its series key, or -1
+    bool *by_reference;       // per column
+    int16 *lengths;           // per column
+    AttrNumber bound_column;  // each row's bucket's min_time (max_time descending)
+    int64 rows_needed;        // a LIMIT's count and offset above; 0 when unknown
+    MemoryContext rows_context;
+    Series **ranked;  // by rank
+    int ranked_count;
+    Run **heap;  // the closed runs, by their heads
+    int heap_size;
+    int heap_capacity;
+    Run *open;        // the run rows are added to
+    Datum *returned;  // copies of values of the row returned last, to free
+    int returned_count;
+    Datum frontier;  // the bound of the last bucket read
+    bool started;
+    bool loop_done;
+    Size kept_bytes;  // of the runs and their copies of values
+    TupleTableSlot *sort_slot;
+    Tuplesortstate *overflow;  // past work_mem: the rest of the rows, sorted
+    bool overflowed;           // in any scan, for EXPLAIN ANALYZE
+    Oid *operators;            // the Sort's, for the tuplesort
+    Oid *collations;
+    bool *nulls_first;
+};
+
+// More series than this are compared by value: keeping ranks costs a
+// sorted insertion per run.
+constexpr int kMaxRankedSeries = 1024;
+constexpr int64 kRankSpacing = int64{1} << 32;
+constexpr int64 kMaxRank = int64{1} << 62;  // series appended for ever spread again
+
+Datum *row_values(const TimeMergeState *merge, const Run *run, int row) {
+    return run->values + static_cast<size_t>(row) * merge->width;
+}
+
+bool *row_nulls(const TimeMergeState *merge, const Run *run, int row) {
+    return run->nulls + static_cast<size_t>(row) * merge->width;
+}
+
+// <0, 0, >0 as row a comes before, with, or after row b by keys [from, to).
+int compare_keys(TimeMergeState *merge, const Datum *a, const bool *a_nulls, const Datum *b,
+                 const bool *b_nulls, int from, int to) {
+    for (int k = from; k < to; k++) {
+        int c = merge->key_columns[k] - 1;
+        int result = ApplySortComparator(a[c], a_nulls[c], b[c], b_nulls[c], &merge->keys[k]);
+        if (result != 0)
+            return result;
+    }
+    return 0;
+}
+
+// <0, 0, >0 as time a comes before, with, or after time b in the Sort's
+// order: the first key, a timestamptz never null (read_row checks).
+int compare_times(const TimeMergeState *merge, Datum a, Datum b) {
+    TimestampTz x = DatumGetTimestampTz(a), y = DatumGetTimestampTz(b);
+    int ascending = x < y ? -1 : x > y;
+    return merge->descending ? -ascending : ascending;
+}
+
+bool time_precedes(const TimeMergeState *merge, Datum a, Datum b) {
+    return compare_times(merge, a, b) < 0;
+}
+
+void cache_head_time(const TimeMergeState *merge, Run *run) {
+    run->head_time =
+        DatumGetTimestampTz(row_values(merge, run, run->next)[merge->key_columns[0] - 1]);
+}
+
+// Most comparisons end at the time or the series' rank, without reading
+// the rows, which are spread over memory.
+bool head_precedes(TimeMergeState *merge, const Run *x, const Run *y) {
+    int c =
+        compare_times(merge, TimestampTzGetDatum(x->head_time), TimestampTzGetDatum(y->head_time));
+    if (c != 0)
+        return c < 0;
+    const Datum *xv = row_values(merge, x, x->next);
+    const Datum *yv = row_values(merge, y, y->next);
+    const bool *xn = row_nulls(merge, x, x->next);
+    const bool *yn = row_nulls(merge, y, y->next);
+    if (x->series != nullptr && y->series != nullptr)
+        c = x->series->rank < y->series->rank ? -1 : x->series->rank > y->series->rank;
+    else
+        c = compare_keys(merge, xv, xn, yv, yn, 1, 1 + merge->series_keys);
+    if (c == 0)
+        c = compare_keys(merge, xv, xn, yv, yn, 1 + merge->series_keys, merge->nkeys);
+    return c < 0;
+}
+
+// Moves the run at `hole` up to where it belongs.
+void sift_up(TimeMergeState *merge, int hole) {
+    Run *run = merge->heap[hole];
+    while (hole > 0 && head_precedes(merge, run, merge->heap[(hole - 1) / 2])) {
+        merge->heap[hole] = merge->heap[(hole - 1) / 2];
+        hole = (hole - 1) / 2;
+    }
+    merge->heap[hole] = run;
+}
+
+// Restores the heap after the top run's head moved on. That run's next row
+// is mostly later than every other head, so the top is refilled by the
+// preceding children down to a leaf, where the run goes and then climbs
+// (Floyd's variant): a comparison a level instead of two.
+void sift_down_top(TimeMergeState *merge) {
+    Run *run = merge->heap[0];
+    int hole = 0;
+    for (int child = 1; child < merge->heap_size; child = 2 * hole + 1) {
+        if (child + 1 < merge->heap_size &&
+            head_precedes(merge, merge->heap[child + 1], merge->heap[child]))
+            child++;
+        merge->heap[hole] = merge->heap[child];
+        hole = child;
+    }
+    merge->heap[hole] = run;
+    sift_up(merge, hole);
+}
+
+void close_open_run(TimeMergeState *merge) {
+    if (merge->open == nullptr)
+        return;
+    if (merge->heap_size == merge->heap_capacity) {
+        merge->heap_capacity *= 2;
+        merge->heap =
+            static_cast<Run **>(repalloc(merge->heap, merge->heap_capacity * sizeof(Run *)));
+    }
+    int i = merge->heap_size++;
+    merge->heap[i] = merge->open;
+    cache_head_time(merge, merge->open);
+    merge->open = nullptr;
+    sift_up(merge, i);
+}
+
+// ---- Series ranks.
+
+// <0, 0, >0 as a row's series keys come before, with, or after `series`.
+int compare_series(TimeMergeState *merge, const Datum *values, const bool *nulls,
+                   const Series *series) {
+    for (int k = 1; k <= merge->series_keys; k++) {
+        int c = merge->key_columns[k] - 1;
+        int result = ApplySortComparator(values[c], nulls[c], series->keys[k - 1],
+                                         series->nulls[k - 1], &merge->keys[k]);
+        if (result != 0)
+            return result;
+    }
+    return 0;
+}
+
+// The first ranked series not before the row's.
+int ranked_position(TimeMergeState *merge, const Datum *values, const bool *nulls) {
+    int low = 0, high = merge->ranked_count;
+    while (low < high) {
+        int middle = (low + high) / 2;
+        if (compare_series(merge, values, nulls, merge->ranked[middle]) > 0)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
+void spread_ranks(TimeMergeState *merge) {
+    for (int i = 0; i < merge->ranked_count; i++)
+        merge->ranked[i]->rank = (i + 1) * kRankSpacing;
+}
+
+Series *new_series(TimeMergeState *merge, const Datum *values, const bool *nulls) {
+    auto *series = static_cast<Series *>(palloc0(sizeof(Series)));
+    series->keys = static_cast<Datum *>(palloc(merge->series_keys * sizeof(Datum)));
+    series->nulls = static_cast<bool *>(palloc(merge->series_keys * sizeof(bool)));
+    for (int k = 1; k <= merge->series_keys; k++) {
+        int c = merge->key_columns[k] - 1;
+        series->nulls[k - 1] = nulls[c];
+        series->keys[k - 1] =
+            nulls[c] ? Datum(0) : datumCopy(values[c], !merge->by_reference[c], merge->lengths[c]);
+    }
+    return series;
+}
+
+// The row's series, ranked among those kept; nullptr when there are too many.
+Series *series_of(TimeMergeState *merge, const Datum *values, const bool *nulls) {
+    int at = ranked_position(merge, values, nulls);
+    if (at < merge->ranked_count && compare_series(merge, values, nulls, merge->ranked[at]) == 0)
+        return merge->ranked[at];
+    if (merge->ranked_count == kMaxRankedSeries)
+        return nullptr;
+    Series *series = new_series(merge, values, nulls);
+    memmove(&merge->ranked[at + 1], &merge->ranked[at],
+            (merge->ranked_count - at) * sizeof(Series *));
+    merge->ranked[at] = series;
+    merge->ranked_count++;
+    int64 before = at > 0 ? merge->ranked[at - 1]->rank : 0;
+    int64 after =
+        at + 1 < merge->ranked_count ? merge->ranked[at + 1]->rank : before + 2 * kRankSpacing;
+    if (after - before < 2 || after > kMaxRank)
+        spread_ranks(merge);
+    else
+        series->rank = before + (after - before) / 2;
+    return series;
+}
+
+// A series no run refers to is dropped, so that ranks are kept only for
+// the series of the runs kept.
+void release_series(TimeMergeState *merge, Series *series) {
+    if (series == nullptr || --series->runs > 0)
+        return;
+    int at = 0, high = merge->ranked_count;  // the first ranked not before it
+    while (at < high) {
+        int middle = (at + high) / 2;
+        if (merge->ranked[middle]->rank < series->rank)
+            at = middle + 1;
+        else
+            high = middle;
+    }
+    Assert(merge->ranked[at] == series);
+    memmove(&merge->ranked[at], &merge->ranked[at + 1],
+            (merge->ranked_count - at - 1) * sizeof(Series *));
+    merge->ranked_count--;
+    for (int k = 0; k < merge->series_keys; k++)
+        if (!series->nulls[k] && merge->by_reference[merge->key_columns[k + 1] - 1])
+            pfree(DatumGetPointer(series->keys[k]));
+    pfree(series->keys);
+    pfree(series->nulls);
+    pfree(series);
+}
+
+// Whether the row's series keys are the same bytes as the run's rows'.
+bool same_series_keys(TimeMergeState *merge, const Run *run, const Datum *values,
+                      const bool *nulls) {
+    const Datum *last = row_values(merge, run, run->count - 1);
+    const bool *last_nulls = row_nulls(merge, run, run->count - 1);
+    for (int k = 1; k <= merge->series_keys; k++) {
+        int c = merge->key_columns[k] - 1;
+        if (nulls[c] != last_nulls[c] ||
+            (!nulls[c] &&
+             !datum_image_eq(values[c], last[c], !merge->by_reference[c], merge->lengths[c])))
+            return false;
+    }
+    return true;
+}
+
+// ---- Runs.
+
+Run *open_run(TimeMergeState *merge, const Datum *values, const bool *nulls, Series *series) {
+    MemoryContext caller = MemoryContextSwitchTo(merge->rows_context);
+    auto *run = static_cast<Run *>(palloc0(sizeof(Run)));
+    run->capacity = 16;
+    run->values = static_cast<Datum *>(palloc(run->capacity * merge->width * sizeof(Datum)));
+    run->nulls = static_cast<bool *>(palloc(run->capacity * merge->width * sizeof(bool)));
+    if (merge->series_keys > 0 && series == nullptr)
+        series = series_of(merge, values, nulls);
+    MemoryContextSwitchTo(caller);
+    run->series = series;
+    if (series != nullptr) {
+        series->runs++;
+        run->shares = true;
+        for (int k = 1; k <= merge->series_keys; k++) {
+            int c = merge->key_columns[k] - 1;
+            run->shares &= nulls[c] || datum_image_eq(values[c], series->keys[k - 1],
+                                                      !merge->by_reference[c], merge->lengths[c]);
+        }
+    }
+    merge->kept_bytes += GetMemoryChunkSpace(run->values) + GetMemoryChunkSpace(run->nulls);
+    merge->open = run;
+    return run;
+}
+
+void free_run(TimeMergeState *merge, Run *run) {
+    merge->kept_bytes -= GetMemoryChunkSpace(run->values) + GetMemoryChunkSpace(run->nulls);
+    release_series(merge, run->series);
+    pfree(run->values);
+    pfree(run->nulls);
+    pfree(run);
+}
+
+// Whether a run's column is one of its series' own copies, not the row's.
+bool shared_column(const TimeMergeState *merge, const Run *run, int column) {
+    return run->shares && merge->series_key_of[column] >= 0;
+}
+
+void append_row(TimeMergeState *merge, Run *run, const Datum *values, const bool *nulls) {
+    if (run->count == run->capacity) {
+        merge->kept_bytes -= GetMemoryChunkSpace(run->values) + GetMemoryChunkSpace(run->nulls);
+        run->capacity *= 2;
+        run->values = static_cast<Datum *>(
+            repalloc(run->values, run->capacity * merge->width * sizeof(Datum)));
+        run->nulls =
+            static_cast<bool *>(repalloc(run->nulls, run->capacity * merge->width * sizeof(bool)));
+        merge->kept_bytes += GetMemoryChunkSpace(run->values) + GetMemoryChunkSpace(run->nulls);
+    }
+    Datum *to = row_values(merge, run, run->count);
+    bool *to_nulls = row_nulls(merge, run, run->count);
+    run->count++;
+    memcpy(to_nulls, nulls, merge->width * sizeof(bool));
+    MemoryContext caller = MemoryContextSwitchTo(merge->rows_context);
+    for (int c = 0; c < merge->width; c++) {
+        if (nulls[c] || !merge->by_reference[c])
+            to[c] = values[c];
+        else if (shared_column(merge, run, c))
+            to[c] = run->series->keys[merge->series_key_of[c]];
+        else {
+            to[c] = datumCopy(values[c], false, merge->lengths[c]);
+            merge->kept_bytes += GetMemoryChunkSpace(DatumGetPointer(to[c]));
+        }
+    }
+    MemoryContextSwitchTo(caller);
+}
+
+// Whether a row of the run's series comes before the run's last row.
+bool row_precedes_last(TimeMergeState *merge, const Run *run, const Datum *values,
+                       const bool *nulls) {
+    const Datum *last = row_values(merge, run, run->count - 1);
+    const bool *last_nulls = row_nulls(merge, run, run->count - 1);
+    int time = merge->key_columns[0] - 1;
+    int c = compare_times(merge, values[time], last[time]);
+    if (c == 0)
+        c = compare_keys(merge, values, nulls, last, last_nulls, 1 + merge->series_keys,
+                         merge->nkeys);
+    return c < 0;
+}
+
+// Takes in the loop's next row; false when there are no more.
+bool read_row(TimeMergeState *merge) {
+    TupleTableSlot *slot = ExecProcNode(merge->loop);
+    if (TupIsNull(slot))
+        return false;
+    slot_getallattrs(slot);
+    const Datum *values = slot->tts_values;
+    const bool *nulls = slot->tts_isnull;
+    int time = merge->key_columns[0] - 1;
+    Datum bound = values[merge->bound_column - 1];
+    if (nulls[merge->bound_column - 1] || nulls[time] || time_precedes(merge, values[time], bound))
+        ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+                        errmsg("bucket data is corrupt: a measurement's time is outside its "
+                               "bucket's control.min and control.max")));
+    if (merge->started && time_precedes(merge, bound, merge->frontier))
+        elog(ERROR, "tscoll time merge: buckets out of order");
+    Run *open = merge->open;
+    bool same_series =
+        open != nullptr && bound == merge->frontier && same_series_keys(merge, open, values, nulls);
+    bool follows = same_series && !row_precedes_last(merge, open, values, nulls);
+    merge->frontier = bound;
+    merge->started = true;
+    // The first rows_needed rows of a run all come before this one.
+    if (follows && merge->rows_needed > 0 && open->count >= merge->rows_needed)
+        return true;
+    if (!follows) {
+        Series *series = same_series ? open->series : nullptr;
+        close_open_run(merge);
+        open = open_run(merge, values, nulls, series);
+    }
+    append_row(merge, open, values, nulls);
+    return true;
+}
+
+// `from`'s row in the scan slot `to`, which is virtual, as
+// ExecInitCustomScan made it and the expressions reading it expect: it
+// points into `from`'s row, valid while `from` holds it.
+TupleTableSlot *store_virtual(TupleTableSlot *to, TupleTableSlot *from) {
+    ExecClearTuple(to);
+    slot_getallattrs(from);
+    int width = to->tts_tupleDescriptor->natts;
+    memcpy(to->tts_values, from->tts_values, width * sizeof(Datum));
+    memcpy(to->tts_isnull, from->tts_isnull, width * sizeof(bool));
+    return ExecStoreVirtualTuple(to);
+}
+
+// ---- Returning rows.
+
+void free_returned(TimeMergeState *merge) {
+    for (int i = 0; i < merge->returned_count; i++) {
+        merge->kept_bytes -= GetMemoryChunkSpace(DatumGetPointer(merge->returned[i]));
+        pfree(DatumGetPointer(merge->returned[i]));
+    }
+    merge->returned_count = 0;
+}
+
+// Returns the first head of the runs and moves past it. The values it
+// copied stay until the next row is asked for.
+TupleTableSlot *take_first(TimeMergeState *merge) {
+    free_returned(merge);
+    Run *run = merge->heap[0];
+    TupleTableSlot *slot = merge->css.ss.ss_ScanTupleSlot;
+    ExecClearTuple(slot);
+    const Datum *values = row_values(merge, run, run->next);
+    const bool *nulls = row_nulls(merge, run, run->next);
+    memcpy(slot->tts_values, values, merge->width * sizeof(Datum));
+    memcpy(slot->tts_isnull, nulls, merge->width * sizeof(bool));
+    for (int c = 0; c < merge->width; c++)
+        if (!nulls[c] && merge->by_reference[c] && !shared_column(merge, run, c))
+            merge->returned[merge->returned_count++] = values[c];
+    if (++run->next == run->count) {
+        free_run(merge, run);
+        merge->heap[0] = merge->heap[--merge->heap_size];
+    } else {
+        cache_head_time(merge, run);
+    }
+    if (merge->heap_size > 0) {
+        sift_down_top(merge);
+        // The next row to return, read in when this one's output is made.
+        const Run *next = merge->heap[0];
+        __builtin_prefetch(row_values(merge, next, next->next));
+        __builtin_prefetch(row_values(merge, next, next->next) + merge->width - 1);
+        __builtin_prefetch(row_nulls(merge, next, next->next));
+    }
+    return ExecStoreVirtualTuple(slot);
+}
+
+void clear_runs(TimeMergeState *merge) {
+    ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+    MemoryContextReset(merge->rows_context);
+    merge->heap_capacity = 64;
+    merge->heap = static_cast<Run **>(
+        MemoryContextAlloc(merge->rows_context, merge->heap_capacity * sizeof(Run *)));
+    merge->heap_size = 0;
+    merge->ranked = static_cast<Series **>(
+        MemoryContextAlloc(merge->rows_context, kMaxRankedSeries * sizeof(Series *)));
+    merge->ranked_count = 0;
+    merge->open = nullptr;
+    merge->returned_count = 0;
+    merge->kept_bytes = 0;
+}
+
+// Past work_mem (many buckets share a bound), the rows not yet returned,
+// kept and still to come, go to a tuplesort, which spills to disk. Every
+// row returned so far comes before all of them.
+void sort_the_rest(TimeMergeState *merge) {
+    merge->overflow = tuplesort_begin_heap(merge->sort_slot->tts_tupleDescriptor, merge->nkeys,
+                                           merge->key_columns, merge->operators, merge->collations,
+                                           merge->nulls_first, work_mem, nullptr, TUPLESORT_NONE);
+    if (merge->rows_needed > 0)
+        tuplesort_set_bound(merge->overflow, merge->rows_needed);
+    close_open_run(merge);
+    TupleTableSlot *slot = merge->css.ss.ss_ScanTupleSlot;
+    for (int i = 0; i < merge->heap_size; i++) {
+        const Run *run = merge->heap[i];
+        for (int r = run->next; r < run->count; r++) {
+            ExecClearTuple(slot);
+            memcpy(slot->tts_values, row_values(merge, run, r), merge->width * sizeof(Datum));
+            memcpy(slot->tts_isnull, row_nulls(merge, run, r), merge->width * sizeof(bool));
+            tuplesort_puttupleslot(merge->overflow, ExecStoreVirtualTuple(slot));
+        }
+    }
+    clear_runs(merge);
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
+        TupleTableSlot *row = ExecProcNode(merge->loop);
+        if (TupIsNull(row))
+            break;
+        tuplesort_puttupleslot(merge->overflow, row);
+    }
+    tuplesort_performsort(merge->overflow);
+    merge->loop_done = true;
+    merge->overflowed = true;
+}
+
+TupleTableSlot *next_row(ScanState *node) {
+    auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    if (merge->overflow != nullptr) {
+        if (tuplesort_gettupleslot(merge->overflow, true, false, merge->sort_slot, nullptr))
+            return store_virtual(merge->css.ss.ss_ScanTupleSlot, merge->sort_slot);
+        return ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+    }
+    for (;;) {
+        if (merge->heap_size > 0) {
+            Datum time = TimestampTzGetDatum(merge->heap[0]->head_time);
+            if (merge->loop_done || time_precedes(merge, time, merge->frontier))
+                return take_first(merge);
+        }
+        if (merge->loop_done)
+            return ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
+        CHECK_FOR_INTERRUPTS();
+        if (!read_row(merge)) {
+            close_open_run(merge);
+            merge->loop_done = true;
+        } else if (merge->kept_bytes > static_cast<Size>(work_mem) * 1024) {
+            sort_the_rest(merge);
+            return next_row(node);
+        }
+    }
+}
+
+bool recheck_row(ScanState *, TupleTableSlot *) {
+    return true;
+}
+
+void reset_runs(TimeMergeState *merge) {
+    if (merge->overflow != nullptr)
+        tuplesort_end(merge->overflow);
+    merge->overflow = nullptr;
+    clear_runs(merge);
+    merge->started = false;
+    merge->loop_done = false;
+}
+
+void begin_merge(CustomScanState *node, EState *estate, int eflags) {
+    auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
+    if ((eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0)
+        elog(ERROR, "tscoll time merge: cannot scan backward or restore a position");
+    merge->loop = ExecInitNode(static_cast<Plan *>(linitial(plan->custom_plans)), estate, eflags);
+    node->custom_ps = list_make1(merge->loop);
+    List *columns = static_cast<List *>(linitial(plan->custom_private));
+    List *operators = static_cast<List *>(lsecond(plan->custom_private));
+    List *collations = static_cast<List *>(lthird(plan->custom_private));
+    List *nulls_first = static_cast<List *>(lfourth(plan->custom_private));
+    merge->bound_column = static_cast<AttrNumber>(intVal(list_nth(plan->custom_private, 4)));
+    merge->rows_needed = static_cast<int64>(intVal(list_nth(plan->custom_private, 5)));
+    merge->nkeys = list_length(columns);
+    merge->key_columns = static_cast<AttrNumber *>(palloc(merge->nkeys * sizeof(AttrNumber)));
+    merge->keys = static_cast<SortSupport>(palloc0(merge->nkeys * sizeof(SortSupportData)));
+    merge->operators = static_cast<Oid *>(palloc(merge->nkeys * sizeof(Oid)));
+    merge->collations = static_cast<Oid *>(palloc(merge->nkeys * sizeof(Oid)));
+    merge->nulls_first = static_cast<bool *>(palloc(merge->nkeys * sizeof(bool)));
+    for (int k = 0; k < merge->nkeys; k++) {
+        merge->operators[k] = list_nth_oid(operators, k);
+        merge->collations[k] = list_nth_oid(collations, k);
+        merge->nulls_first[k] = list_nth_int(nulls_first, k) != 0;
+        merge->key_columns[k] = static_cast<AttrNumber>(list_nth_int(columns, k));
+        SortSupport key = &merge->keys[k];
+        key->ssup_cxt = CurrentMemoryContext;
+        key->ssup_collation = merge->collations[k];
+        key->ssup_nulls_first = merge->nulls_first[k];
+        key->ssup_attno = merge->key_columns[k];
+        PrepareSortSupportFromOrderingOp(merge->operators[k], key);
+    }
+    merge->series_keys = intVal(list_nth(plan->custom_private, 6));
+    merge->descending =
+        merge->operators[0] != lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_LT_OPR)->lt_opr;
+    TupleDesc desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+    merge->width = desc->natts;
+    merge->by_reference = static_cast<bool *>(palloc(merge->width * sizeof(bool)));
+    merge->lengths = static_cast<int16 *>(palloc(merge->width * sizeof(int16)));
+    merge->series_key_of = static_cast<int *>(palloc(merge->width * sizeof(int)));
+    for (int c = 0; c < merge->width; c++) {
+        merge->by_reference[c] = !TupleDescAttr(desc, c)->attbyval;
+        merge->lengths[c] = TupleDescAttr(desc, c)->attlen;
+        merge->series_key_of[c] = -1;
+    }
+    for (int k = merge->series_keys; k >= 1; k--)
+        merge->series_key_of[merge->key_columns[k] - 1] = k - 1;
+    merge->returned = static_cast<Datum *>(palloc(merge->width * sizeof(Datum)));
+    merge->sort_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+    merge->rows_context =
+        AllocSetContextCreate(CurrentMemoryContext, "tscoll time merge", ALLOCSET_DEFAULT_SIZES);
+    reset_runs(merge);
+}
+
+TupleTableSlot *exec_merge(CustomScanState *node) {
+    return ExecScan(&node->ss, next_row, recheck_row);
+}
+
+void rescan_merge(CustomScanState *node) {
+    auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    reset_runs(merge);
+    if (node->ss.ps.chgParam != nullptr)
+        UpdateChangedParamSet(merge->loop, node->ss.ps.chgParam);
+    if (merge->loop->chgParam == nullptr)
+        ExecReScan(merge->loop);
+    ExecScanReScan(&node->ss);
+}
+
+void end_merge(CustomScanState *node) {
+    auto *merge = reinterpret_cast<TimeMergeState *>(node);
+    ExecClearTuple(node->ss.ss_ScanTupleSlot);
+    ExecClearTuple(merge->sort_slot);
+    if (node->ss.ps.ps_ResultTupleSlot != nullptr)
+        ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+    if (merge->overflow != nullptr)
+        tuplesort_end(merge->overflow);
+    MemoryContextDelete(merge->rows_context);
+    ExecEndNode(merge->loop);
+}
+
+void explain_merge(CustomScanState *node, List *ancestors, ExplainState *es) {
+    auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
+    if (es->analyze && reinterpret_cast<TimeMergeState *>(node)->overflowed)
+        ExplainPropertyText("Past work_mem", "the rest sorted", es);
+    List *context = set_deparse_context_plan(es->deparse_cxt, &plan->scan.plan, ancestors);
+    List *columns = static_cast<List *>(linitial(plan->custom_private));
+    List *operators = static_cast<List *>(lsecond(plan->custom_private));
+    List *keys = NIL;
+    for (int k = 0; k < list_length(columns); k++) {
+        auto *entry = static_cast<TargetEntry *>(
+            list_nth(plan->custom_scan_tlist, list_nth_int(columns, k) - 1));
+        char *text = deparse_expression(reinterpret_cast<Node *>(entry->expr), context,
+                                        list_length(es->rtable) > 1, false);
+        TypeCacheEntry *type =
+            lookup_type_cache(exprType(reinterpret_cast<Node *>(entry->expr)), TYPECACHE_LT_OPR);
+        if (list_nth_oid(operators, k) != type->lt_opr)
+            text = psprintf("%s DESC", text);
+        keys = lappend(keys, text);
+    }
+    ExplainPropertyList("Merge Key", keys, es);
+    if (int rows_needed = intVal(list_nth(plan->custom_private, 5)))
+        ExplainPropertyInteger("Rows Kept Per Run", nullptr, rows_needed, es);
+    auto *bound = list_nth_node(TargetEntry, plan->custom_scan_tlist,
+                                intVal(list_nth(plan->custom_private, 4)) - 1);
+    ExplainPropertyText("Buckets In Order Of",
+                        deparse_expression(reinterpret_cast<Node *>(bound->expr), context,
+                                           list_length(es->rtable) > 1, false),
+                        es);
+}
+
+Node *create_merge_state(CustomScan *plan);
+
+const CustomScanMethods kMergeMethods = {"TscollTimeMerge", create_merge_state};
+
+const CustomExecMethods kMergeExecMethods = {
+    "TscollTimeMerge", begin_merge, exec_merge, end_merge, rescan_merge, nullptr,       nullptr,
+    nullptr,           nullptr,     nullptr,    nullptr,   nullptr,      explain_merge,
+};
+
+Node *create_merge_state(CustomScan *plan) {
+    auto *merge = static_cast<TimeMergeState *>(palloc0(sizeof(TimeMergeState)));
+    NodeSetTag(merge, T_CustomScanState);
+    merge->css.methods = &kMergeExecMethods;
+    return reinterpret_cast<Node *>(merge);
+}
+
+// ---------------------------------------------------------------------------
+// The bucket claim, below the merge of a parallel plan: every participant
+// reads all the buckets in the same order, and returns those it claims
+// from a counter they share, one at a time. Each participant's buckets
+// stay in bound order, and none takes them all before the others start.
+
+struct ClaimShared {
+    pg_atomic_uint64 next;  // the position of the next bucket to claim
+};
+
+struct ClaimState {
+    CustomScanState css;
+    PlanState *buckets;
+    ClaimShared *shared;  // nullptr outside a parallel query: all are ours
+    uint64 position;      // of the next bucket read
+    uint64 claimed;       // the position claimed, when has_claim
+    bool has_claim;
+};
+
+void begin_claim(CustomScanState *node, EState *estate, int eflags) {
+    auto *claim = reinterpret_cast<ClaimState *>(node);
+    auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
+    claim->buckets =
+        ExecInitNode(static_cast<Plan *>(linitial(plan->custom_plans)), estate, eflags);
+    node->custom_ps = list_make1(claim->buckets);
+}
+
+TupleTableSlot *exec_claim(CustomScanState *node) {
+    auto *claim = reinterpret_cast<ClaimState *>(node);
+    TupleTableSlot *result = node->ss.ss_ScanTupleSlot;
+    ExecClearTuple(result);
+    for (;;) {
+        if (!claim->has_claim) {
+            claim->claimed = claim->shared != nullptr
+                                 ? pg_atomic_fetch_add_u64(&claim->shared->next, 1)
+                                 : claim->position;
+            claim->has_claim = true;
+        }
+        TupleTableSlot *bucket = ExecProcNode(claim->buckets);
+        if (TupIsNull(bucket))
+            return result;
+        if (claim->position++ != claim->claimed)
+            continue;
+        claim->has_claim = false;
+        return store_virtual(result, bucket);
+    }
+}
+
+void rescan_claim(CustomScanState *node) {
+    auto *claim = reinterpret_cast<ClaimState *>(node);
+    claim->position = 0;
+    claim->has_claim = false;
+    if (node->ss.ps.chgParam != nullptr)
+        UpdateChangedParamSet(claim->buckets, node->ss.ps.chgParam);
+    if (claim->buckets->chgParam == nullptr)
+        ExecReScan(claim->buckets);
+}
+
+void end_claim(CustomScanState *node) {
+    ExecClearTuple(node->ss.ss_ScanTupleSlot);
+    ExecEndNode(reinterpret_cast<ClaimState *>(node)->buckets);
+}
+
+Size estimate_claim(CustomScanState *, ParallelContext *) {
+    return sizeof(ClaimShared);
+}
+
+void initialize_claim(CustomScanState *node, ParallelContext *, void *coordinate) {
+    auto *shared = static_cast<ClaimShared *>(coordinate);
+    pg_atomic_init_u64(&shared->next, 0);
+    reinterpret_cast<ClaimState *>(node)->shared = shared;
+}
+
+void reinitialize_claim(CustomScanState *node, ParallelContext *, void *coordinate) {
+    pg_atomic_write_u64(&static_cast<ClaimShared *>(coordinate)->next, 0);
+}
+
+void initialize_claim_worker(CustomScanState *node, shm_toc *, void *coordinate) {
+    reinterpret_cast<ClaimState *>(node)->shared = static_cast<ClaimShared *>(coordinate);
+}
+
+void explain_claim(CustomScanState *, List *, ExplainState *es) {
+    ExplainPropertyText("Buckets Claimed", "one at a time by each participant, in bound order", es);
+}
+
+Node *create_claim_state(CustomScan *plan);
+
+const CustomScanMethods kClaimMethods = {"TscollBucketClaim", create_claim_state};
+
+const CustomExecMethods kClaimExecMethods = {
+    "TscollBucketClaim",
+    begin_claim,
+    exec_claim,
+    end_claim,
+    rescan_claim,
+    nullptr,
+    nullptr,
+    estimate_claim,
+    initialize_claim,
+    reinitialize_claim,
+    initialize_claim_worker,
+    nullptr,
+    explain_claim,
+};
+
+Node *create_claim_state(CustomScan *plan) {
+    auto *claim = static_cast<ClaimState *>(palloc0(sizeof(ClaimState)));
+    NodeSetTag(claim, T_CustomScanState);
+    claim->css.methods = &kClaimExecMethods;
+    return reinterpret_cast<Node *>(claim);
+}
+
+// ---------------------------------------------------------------------------
+// Planning: after PostgreSQL has made the plan.
+
+// `node`, an expression over the rows of `plan`, in terms of the range
+// table's columns, for EXPLAIN: references to a child's output are
+// replaced by the child's expressions, down to the scans.
+Node *over_relations(Node *node, Plan *plan) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, Var)) {
+        auto *var = reinterpret_cast<Var *>(node);
+        Plan *child = var->varno == OUTER_VAR   ? outerPlan(plan)
+                      : var->varno == INNER_VAR ? innerPlan(plan)
+                                                : nullptr;
+        List *targetlist = child != nullptr ? child->targetlist : NIL;
+        if (var->varno == INDEX_VAR && IsA(plan, CustomScan))
+            targetlist = reinterpret_cast<CustomScan *>(plan)->custom_scan_tlist;
+        if (var->varattno < 1 || var->varattno > list_length(targetlist))
+            return reinterpret_cast<Node *>(tscoll::pg::copy_node(var));
+        Node *expr = reinterpret_cast<Node *>(
+            list_nth_node(TargetEntry, targetlist, var->varattno - 1)->expr);
+        return child != nullptr ? over_relations(expr, child)
+                                : reinterpret_cast<Node *>(copyObjectImpl(expr));
+    }
+    return expression_tree_mutator(node, tscoll::pg::mutator(over_relations), plan);
+}
+
+// `plan`'s target list in terms of the range table's columns: the scan
+// tuple (custom_scan_tlist) of a custom scan reading its rows.
+List *relations_tlist(Plan *plan) {
+    List *result = NIL;
+    ListCell *lc;
+    foreach (lc, plan->targetlist) {
+        auto *entry = tscoll::pg::copy_node(lfirst_node(TargetEntry, lc));
+        entry->expr =
+            reinterpret_cast<Expr *>(over_relations(reinterpret_cast<Node *>(entry->expr), plan));
+        result = lappend(result, entry);
+    }
+    return result;
+}
+
+// Whether the loop's output column `column` is the unpack scan's time.
+bool is_unpacked_time(NestLoop *loop, AttrNumber column) {
+    List *targetlist = loop->join.plan.targetlist;
+    if (column < 1 || column > list_length(targetlist))
+        return false;
+    Expr *expr = list_nth_node(TargetEntry, targetlist, column - 1)->expr;
+    if (!IsA(expr, Var) || reinterpret_cast<Var *>(expr)->varno != INNER_VAR)
+        return false;
+    List *inner = innerPlan(loop)->targetlist;
+    AttrNumber attno = reinterpret_cast<Var *>(expr)->varattno;
+    if (attno < 1 || attno > list_length(inner))
+        return false;
+    Expr *scanned = list_nth_node(TargetEntry, inner, attno - 1)->expr;
+    return IsA(scanned, Var) && reinterpret_cast<Var *>(scanned)->varno == INDEX_VAR &&
+           reinterpret_cast<Var *>(scanned)->varattno == 1;
+}
+
+bool is_table_scan(const Plan *plan) {
+    switch (nodeTag(plan)) {
+        case T_SeqScan:
+        case T_SampleScan:
+        case T_IndexScan:
+        case T_BitmapHeapScan:
+        case T_TidScan:
+        case T_TidRangeScan:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// The position in the scan's output of the bucket table's column `name`,
+// added to its output if needed; 0 when the scan does not read the table.
+AttrNumber scan_column(Plan *scan, Oid relid, const char *name, List *rtable) {
+    if (!is_table_scan(scan))
+        return 0;
+    Index scanrelid = reinterpret_cast<Scan *>(scan)->scanrelid;
+    if (rt_fetch(scanrelid, rtable)->relid != relid)
+        return 0;
+    AttrNumber attno = get_attnum(relid, name);
+    if (attno == InvalidAttrNumber)
+        return 0;
+    ListCell *lc;
+    foreach (lc, scan->targetlist) {
+        auto *entry = lfirst_node(TargetEntry, lc);
+        auto *var = reinterpret_cast<Var *>(entry->expr);
+        if (IsA(var, Var) && var->varno == static_cast<int>(scanrelid) && var->varattno == attno)
+            return entry->resno;
+    }
+    Oid type = InvalidOid, collation = InvalidOid;
+    int32 typmod = -1;
+    get_atttypetypmodcoll(relid, attno, &type, &typmod, &collation);
+    Var *column = makeVar(scanrelid, attno, type, typmod, collation, 0);
+    AttrNumber resno = static_cast<AttrNumber>(list_length(scan->targetlist) + 1);
+    scan->targetlist = lappend(scan->targetlist, makeTargetEntry(reinterpret_cast<Expr *>(column),
+                                                                 resno, pstrdup(name), false));
+    return resno;
+}
+
+// A target list of Vars `varno` for each column of `plan`.
+List *passed_on(Plan *plan, int varno) {
+    List *result = NIL;
+    ListCell *lc;
+    foreach (lc, plan->targetlist) {
+        auto *entry = lfirst_node(TargetEntry, lc);
+        Var *var = makeVarFromTargetEntry(varno, entry);
+        result = lappend(result, makeTargetEntry(reinterpret_cast<Expr *>(var), entry->resno,
+                                                 entry->resname, entry->resjunk));
+    }
+    return result;
+}
+
+// `outer`'s rows sorted by its columns `columns` with `operators`.
+Plan *sorted_by(Plan *outer, std::initializer_list<AttrNumber> columns,
+                std::initializer_list<Oid> operators, int plan_node_id) {
+    Sort *sort = makeNode(Sort);
+    Plan *plan = &sort->plan;
+    plan->startup_cost = outer->total_cost;
+    plan->total_cost = outer->total_cost;
+    plan->plan_rows = outer->plan_rows;
+    plan->plan_width = outer->plan_width;
+    plan->parallel_safe = outer->parallel_safe;
+    plan->plan_node_id = plan_node_id;
+    plan->targetlist = passed_on(outer, OUTER_VAR);
+    plan->extParam = bms_copy(outer->extParam);
+    plan->allParam = bms_copy(outer->allParam);
+    plan->lefttree = outer;
+    sort->numCols = static_cast<int>(columns.size());
+    sort->sortColIdx = static_cast<AttrNumber *>(palloc(sort->numCols * sizeof(AttrNumber)));
+    sort->sortOperators = static_cast<Oid *>(palloc(sort->numCols * sizeof(Oid)));
+    sort->collations = static_cast<Oid *>(palloc0(sort->numCols * sizeof(Oid)));
+    sort->nullsFirst = static_cast<bool *>(palloc0(sort->numCols * sizeof(bool)));
+    std::copy(columns.begin(), columns.end(), sort->sortColIdx);
+    std::copy(operators.begin(), operators.end(), sort->sortOperators);
+    for (int k = 0; k < sort->numCols; k++) {
+        Oid family = InvalidOid, type = InvalidOid;
+        int16 strategy = 0;
+        get_ordering_op_properties(sort->sortOperators[k], &family, &type, &strategy);
+        sort->nullsFirst[k] = strategy == BTGreaterStrategyNumber;  // DESC's default
+    }
+    return plan;
+}
+
+// The claim of `sorted`'s buckets, over it.
+Plan *claimed(Plan *sorted, int plan_node_id) {
+    CustomScan *claim = makeNode(CustomScan);
+    Plan *plan = &claim->scan.plan;
+    plan->startup_cost = sorted->startup_cost;
+    plan->total_cost = sorted->total_cost;
+    plan->plan_rows = sorted->plan_rows;
+    plan->plan_width = sorted->plan_width;
+    plan->parallel_aware = true;
+    plan->parallel_safe = true;
+    plan->plan_node_id = plan_node_id;
+    plan->targetlist = passed_on(sorted, INDEX_VAR);
+    plan->extParam = bms_copy(sorted->extParam);
+    plan->allParam = bms_copy(sorted->allParam);
+    claim->custom_scan_tlist = relations_tlist(sorted);
+    claim->custom_plans = list_make1(sorted);
+    claim->methods = &kClaimMethods;
+    return plan;
+}
+
+struct Rewrite {
+    List *rtable;
+    int next_plan_node_id;
+};
+
+bool reads_inner(Node *node, void *) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Var))
+        return reinterpret_cast<Var *>(node)->varno == INNER_VAR;
+    return expression_tree_walker(node, tscoll::pg::walker(reads_inner), nullptr);
+}
+
+bool reads_param(Node *node, void *) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Param))
+        return true;
+    return expression_tree_walker(node, tscoll::pg::walker(reads_param), nullptr);
+}
+
+// `node`, an expression over the rows of `scan` (OUTER_VAR), over the
+// relation `scan` reads.
+Node *over_scan(Node *node, Plan *scan) {
+    if (node != nullptr && IsA(node, Var) && reinterpret_cast<Var *>(node)->varno == OUTER_VAR) {
+        auto *var = reinterpret_cast<Var *>(node);
+        return reinterpret_cast<Node *>(
+            copyObjectImpl(list_nth_node(TargetEntry, scan->targetlist, var->varattno - 1)->expr));
+    }
+    return expression_tree_mutator(node, tscoll::pg::mutator(over_scan), scan);
+}
+
+// The loop's output expressions of the bucket row alone (meta->>'k') are
+// computed once per bucket, by the scan of the buckets, not for each row.
+void hoist_bucket_expressions(NestLoop *loop, Plan *scan) {
+    ListCell *lc;
+    foreach (lc, loop->join.plan.targetlist) {
+        auto *entry = lfirst_node(TargetEntry, lc);
+        Node *expr = reinterpret_cast<Node *>(entry->expr);
+        if (IsA(expr, Var) || IsA(expr, Const) || reads_inner(expr, nullptr) ||
+            reads_param(expr, nullptr) || contain_volatile_functions(expr))
+            continue;
+        auto resno = static_cast<AttrNumber>(list_length(scan->targetlist) + 1);
+        scan->targetlist = lappend(
+            scan->targetlist,
+            makeTargetEntry(reinterpret_cast<Expr *>(over_scan(expr, scan)), resno,
+                            entry->resname != nullptr ? pstrdup(entry->resname) : nullptr, true));
+        entry->expr = reinterpret_cast<Expr *>(
+            makeVar(OUTER_VAR, resno, exprType(expr), exprTypmod(expr), exprCollation(expr), 0));
+    }
+}
+
+// How many of the Sort's keys after the time are the same for all the rows
+// of a bucket: expressions of the bucket row alone.
+int series_keys(NestLoop *loop, const Sort *sort) {
+    int k = 1;
+    while (k < sort->numCols) {
+        Node *expr = reinterpret_cast<Node *>(
+            list_nth_node(TargetEntry, loop->join.plan.targetlist, sort->sortColIdx[k] - 1)->expr);
+        if (reads_inner(expr, nullptr) || contain_volatile_functions(expr))
+            break;
+        k++;
+    }
+    return k - 1;
+}
+
+// The time merge for `sort`, or nullptr when its input is not a Nested
+// Loop over buckets and their unpack scan, with time as the first key.
+// `rows_needed` is how many rows a LIMIT above reads at most (0: unknown).
+Plan *time_merge(Sort *sort, int rows_needed, Rewrite *rewrite) {
+    auto *loop = reinterpret_cast<NestLoop *>(outerPlan(&sort->plan));
+    if (loop == nullptr || !IsA(loop, NestLoop) || loop->join.jointype != JOIN_INNER ||
+        sort->numCols < 1 || !is_unpacked_time(loop, sort->sortColIdx[0]))
+        return nullptr;
+    Oid buckets = tscoll::pg::measurement_unpack_source(innerPlan(loop));
+    TypeCacheEntry *times = lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+    bool ascending = sort->sortOperators[0] == times->lt_opr;
+    if (!OidIsValid(buckets) || (!ascending && sort->sortOperators[0] != times->gt_opr))
+        return nullptr;
+    // A parallel Sort of all the rows costs less than merging them: the
+    // merge's per-row copy and comparisons are what the Sort's are, and it
+    // adds its own. The merge pays when a LIMIT stops it early.
+    Plan *outer = outerPlan(loop);
+    if (outer->parallel_aware && rows_needed == 0)
+        return nullptr;
+    AttrNumber bound =
+        scan_column(outer, buckets, ascending ? "min_time" : "max_time", rewrite->rtable);
+    if (bound == 0)
+        return nullptr;
+    hoist_bucket_expressions(loop, outer);
+    if (!outer->parallel_aware) {
+        outerPlan(loop) =
+            sorted_by(outer, {bound}, {sort->sortOperators[0]}, rewrite->next_plan_node_id++);
+    } else {
+        // Sorting a parallel scan's share of the buckets would have the
+        // first participant take them all before the others start. Each
+        // scans them all instead, in the same order (bound, then _id), and
+        // claims them in turn.
+        AttrNumber id = scan_column(outer, buckets, "_id", rewrite->rtable);
+        Oid id_type = exprType(
+            reinterpret_cast<Node *>(list_nth_node(TargetEntry, outer->targetlist, id - 1)->expr));
+        outer->parallel_aware = false;
+        Plan *sorted = sorted_by(
+            outer, {bound, id},
+            {sort->sortOperators[0], lookup_type_cache(id_type, TYPECACHE_LT_OPR)->lt_opr},
+            rewrite->next_plan_node_id++);
+        outerPlan(loop) = claimed(sorted, rewrite->next_plan_node_id++);
+    }
+    // Under a LIMIT, no row of a bucket after its first rows_needed is
+    // returned, unless a condition above the scan drops some of those.
+    if (rows_needed > 0 && loop->join.joinqual == NIL && loop->join.plan.qual == NIL)
+        tscoll::pg::keep_first_rows(innerPlan(loop), rows_needed, !ascending);
+    List *&loop_targets = loop->join.plan.targetlist;
+    Var *bound_var = makeVar(OUTER_VAR, bound, TIMESTAMPTZOID, -1, InvalidOid, 0);
+    loop_targets = lappend(loop_targets, makeTargetEntry(reinterpret_cast<Expr *>(bound_var),
+                                                         list_length(loop_targets) + 1,
+                                                         pstrdup("bucket_bound"), true));
+
+    CustomScan *merge = makeNode(CustomScan);
+    merge->scan.plan = sort->plan;  // costs, parameters, parallel safety
+    merge->scan.plan.type = T_CustomScan;
+    merge->scan.plan.lefttree = nullptr;
+    merge->scan.plan.targetlist = passed_on(&sort->plan, INDEX_VAR);
+    merge->scan.scanrelid = 0;
+    merge->custom_plans = list_make1(loop);
+    merge->custom_scan_tlist = relations_tlist(&loop->join.plan);
+    List *columns = NIL, *operators = NIL, *collations = NIL, *nulls_first = NIL;
+    for (int k = 0; k < sort->numCols; k++) {
+        columns = lappend_int(columns, sort->sortColIdx[k]);
+        operators = lappend_oid(operators, sort->sortOperators[k]);
+        collations = lappend_oid(collations, sort->collations[k]);
+        nulls_first = lappend_int(nulls_first, sort->nullsFirst[k] ? 1 : 0);
+    }
+    merge->custom_private = list_make5(columns, operators, collations, nulls_first,
+                                       makeInteger(list_length(loop_targets)));
+    merge->custom_private = lappend(merge->custom_private, makeInteger(rows_needed));
+    merge->custom_private = lappend(merge->custom_private, makeInteger(series_keys(loop, sort)));
+    merge->methods = &kMergeMethods;
+    return &merge->scan.plan;
+}
+
+// Whether `plan` returns its child's rows as they are, column for column.
+bool passes_on(const Plan *plan) {
+    if (list_length(plan->targetlist) != list_length(outerPlan(plan)->targetlist))
+        return false;
+    ListCell *lc;
+    foreach (lc, plan->targetlist) {
+        auto *var = reinterpret_cast<Var *>(lfirst_node(TargetEntry, lc)->expr);
+        if (!IsA(var, Var) || var->varno != OUTER_VAR ||
+            var->varattno != lfirst_node(TargetEntry, lc)->resno)
+            return false;
+    }
+    return true;
+}
+
+// The time merge, in one process, in place of a Gather Merge of Sorts that
+// it could replace, for a plan without a LIMIT: its rows stream out as the
+// buckets are read, while the Gather Merge waits for every participant to
+// sort all of its rows (and its leader then spends on the rows' output
+// what the sorting saved). nullptr when the merge does not apply.
+Plan *serial_time_merge(GatherMerge *gather, Rewrite *rewrite) {
+    auto *sort = reinterpret_cast<Sort *>(outerPlan(&gather->plan));
+    auto *loop = sort != nullptr && IsA(sort, Sort) ? outerPlan(&sort->plan) : nullptr;
+    Plan *outer = loop != nullptr && IsA(loop, NestLoop) ? outerPlan(loop) : nullptr;
+    if (outer == nullptr || !outer->parallel_aware || !passes_on(&gather->plan))
+        return nullptr;
+    outer->parallel_aware = false;
+    Plan *merge = time_merge(sort, 0, rewrite);
+    if (merge == nullptr) {
+        outer->parallel_aware = true;
+        return nullptr;
+    }
+    merge->initPlan = gather->plan.initPlan;
+    return merge;
+}
+
+// What a node's parent needs of it.
+struct Parent {
+    bool marks;       // a Merge Join's inner side: a position marked and restored
+    int rows_needed;  // at most this many rows, for a LIMIT; 0 when unknown
+};
+
+// The rows a LIMIT with constant count and offset reads; 0 when unknown.
+int limit_rows(const Limit *limit) {
+    auto constant = [](Node *node, int64 *value) {
+        if (node == nullptr)
+            return true;
+        if (!IsA(node, Const) || castNode(Const, node)->consttype != INT8OID)
+            return false;
+        *value = castNode(Const, node)->constisnull
+                     ? 0
+                     : DatumGetInt64(castNode(Const, node)->constvalue);
+        return true;
+    };
+    int64 count = 0, offset = 0;
+    if (limit->limitOption != LIMIT_OPTION_COUNT || limit->limitCount == nullptr ||
+        !constant(limit->limitCount, &count) || !constant(limit->limitOffset, &offset) ||
+        count <= 0 || offset < 0 || count > INT_MAX - offset)
+        return 0;
+    return static_cast<int>(count + offset);
+}
+
+// `plan` with its Sorts of unpacked measurements by time replaced.
+Plan *replace_sorts(Plan *plan, Parent parent, Rewrite *rewrite) {
+    if (plan == nullptr)
+        return nullptr;
+    Parent outer = {false, 0};
+    if (IsA(plan, Limit))
+        outer.rows_needed = limit_rows(reinterpret_cast<Limit *>(plan));
+    else if (IsA(plan, GatherMerge))  // each worker's first rows, then the leader's merge
+        outer.rows_needed = parent.rows_needed;
+    tscoll::pg::for_each_child(plan, [&](Plan *&child, tscoll::pg::ChildSide side) {
+        Parent of_child = side == tscoll::pg::ChildSide::Outer ? outer : Parent{false, 0};
+        of_child.marks = side == tscoll::pg::ChildSide::Inner && IsA(plan, MergeJoin);
+        child = replace_sorts(child, of_child, rewrite);
+    });
+    if (IsA(plan, GatherMerge) && parent.rows_needed == 0 && !parent.marks) {
+        Plan *merge = serial_time_merge(reinterpret_cast<GatherMerge *>(plan), rewrite);
+        return merge != nullptr ? merge : plan;
+    }
+    if (!IsA(plan, Sort) || parent.marks)
+        return plan;
+    Plan *merge = time_merge(reinterpret_cast<Sort *>(plan), parent.rows_needed, rewrite);
+    return merge != nullptr ? merge : plan;
+}
+
+void highest_plan_node_id(Plan *plan, int *highest) {
+    if (plan == nullptr)
+        return;
+    *highest = std::max(*highest, plan->plan_node_id);
+    tscoll::pg::for_each_child(
+        plan, [&](Plan *&child, tscoll::pg::ChildSide) { highest_plan_node_id(child, highest); });
+}
+
+}  // namespace
+
+namespace tscoll::pg {
+
+void register_time_merge() {
+    RegisterCustomScanMethods(&kMergeMethods);
+    RegisterCustomScanMethods(&kClaimMethods);
+}
+
+void use_time_merges(PlannedStmt *stmt) {
+    // New Sorts need plan node ids of their own: parallel workers find
+    // their nodes' shared state by it.
+    int highest = 0;
+    highest_plan_node_id(stmt->planTree, &highest);
+    ListCell *lc;
+    foreach (lc, stmt->subplans)
+        highest_plan_node_id(static_cast<Plan *>(lfirst(lc)), &highest);
+    Rewrite rewrite = {stmt->rtable, highest + 1};
+    stmt->planTree = replace_sorts(stmt->planTree, {false, 0}, &rewrite);
+    foreach (lc, stmt->subplans)
+        lfirst(lc) = replace_sorts(static_cast<Plan *>(lfirst(lc)), {false, 0}, &rewrite);
+}
+
+}  // namespace tscoll::pg

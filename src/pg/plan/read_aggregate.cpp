@@ -1,0 +1,408 @@
+// Aggregation in buckets and the latest time groups (SPEC §5;
+// doc/ARCHITECTURE.md, Reading): a rewrite of the reading query that
+// read_plan.cpp tries before lazy unpacking.
+#include "pg/plan/collection_read.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/stratnum.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/scansup.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+}
+
+#include "pg/node_trees.hpp"
+
+namespace tscoll::pg::reads {
+
+// Aggregation in buckets (doc/ARCHITECTURE.md). A query that aggregates
+// measurement fields, grouped by date_trunc(unit, time) and meta at most,
+// filtered by time bounds and meta at most, reads each bucket as partial
+// aggregates per time group (_unpack_groups) and combines them:
+//   max(x) -> max(partial max)         sum(x) -> sum(partial sum)
+//   min(x) -> min(partial min)         avg(x) -> _avg_of_partials(state)
+//   count(x), count(*) -> _count_of_partials(partial count)
+// where x is (doc->>'f')::float8. No measurement becomes a row.
+
+struct BucketAggregation {
+    const CollectionRead *read;
+    const char *time_field;
+    const char *meta_field;      // nullptr: the collection has none
+    Node *truncation = nullptr;  // date_trunc(unit, time) grouped by
+    Comparison lower = {}, upper = {};
+    bool has_lower = false, has_upper = false;
+    List *kept = NIL;   // the query's conditions that stay: on meta only
+    List *specs = NIL;  // "<Float8Aggregate letter><field>", a view column each
+    bool reads_fields = false;
+    bool refused = false;
+};
+
+const char *const_text(Node *node) {
+    if (node == nullptr || !IsA(node, Const) || castNode(Const, node)->constisnull ||
+        castNode(Const, node)->consttype != TEXTOID)
+        return nullptr;
+    return TextDatumGetCString(castNode(Const, node)->constvalue);
+}
+
+bool is_truncation(Node *node, const CollectionRead &read) {
+    if (!IsA(node, FuncExpr) || castNode(FuncExpr, node)->funcid != F_DATE_TRUNC_TEXT_TIMESTAMPTZ)
+        return false;
+    List *args = castNode(FuncExpr, node)->args;
+    return const_text(static_cast<Node *>(linitial(args))) != nullptr &&
+           is_column(static_cast<Node *>(lsecond(args)), read, read.time_column);
+}
+
+// Time bounds of timestamptz, at most one on each side, and meta conditions.
+bool split_conditions(BucketAggregation *a) {
+    ListCell *lc;
+    foreach (lc, make_ands_implicit(reinterpret_cast<Expr *>(a->read->query->jointree->quals))) {
+        Node *qual = static_cast<Node *>(lfirst(lc));
+        Comparison c;
+        if (reads_only_meta(qual, *a->read)) {
+            a->kept = lappend(a->kept, qual);
+            continue;
+        }
+        if (!as_comparison(qual, &c) || !is_column(c.subject, *a->read, a->read->time_column) ||
+            c.subject_type != TIMESTAMPTZOID || exprType(c.bound) != TIMESTAMPTZOID)
+            return false;
+        bool lower = c.strategy >= BTEqualStrategyNumber;
+        bool upper = c.strategy <= BTEqualStrategyNumber;
+        if ((lower && a->has_lower) || (upper && a->has_upper))
+            return false;
+        if (lower)
+            a->lower = c, a->has_lower = true;
+        if (upper)
+            a->upper = c, a->has_upper = true;
+    }
+    return true;
+}
+
+bool groups_by_time_and_meta(BucketAggregation *a) {
+    Query *q = a->read->query;
+    ListCell *lc;
+    foreach (lc, q->groupClause) {
+        auto *expr = reinterpret_cast<Node *>(
+            get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), q->targetList));
+        if (reads_only_meta(expr, *a->read))
+            continue;
+        if (!is_truncation(expr, *a->read) ||
+            (a->truncation != nullptr && !equal(a->truncation, expr)))
+            return false;
+        a->truncation = expr;
+    }
+    return true;
+}
+
+// The partial aggregate that stands for `agg` ("<letter><field>"), or
+// nullptr when there is none.
+const char *partial_of(Aggref *agg, BucketAggregation *a) {
+    if (agg->agglevelsup != 0 || agg->aggfilter != nullptr || agg->aggorder != NIL ||
+        agg->aggdistinct != NIL || agg->aggkind != AGGKIND_NORMAL)
+        return nullptr;
+    if (agg->aggfnoid == F_COUNT_ && agg->aggstar)
+        return "n";
+    char letter = agg->aggfnoid == F_MAX_FLOAT8   ? 'M'
+                  : agg->aggfnoid == F_MIN_FLOAT8 ? 'm'
+                  : agg->aggfnoid == F_SUM_FLOAT8 ? 's'
+                  : agg->aggfnoid == F_AVG_FLOAT8 ? 'a'
+                  : agg->aggfnoid == F_COUNT_ANY  ? 'c'
+                                                  : 0;
+    if (letter == 0 || list_length(agg->args) != 1)
+        return nullptr;
+    Node *arg = reinterpret_cast<Node *>(linitial_node(TargetEntry, agg->args)->expr);
+    if (!IsA(arg, CoerceViaIO) || castNode(CoerceViaIO, arg)->resulttype != FLOAT8OID)
+        return nullptr;
+    const char *key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, arg)->arg), *a->read,
+                                F_JSONB_OBJECT_FIELD_TEXT);
+    // The time and meta fields read differently through doc: left to _unpack.
+    if (key == nullptr || strcmp(key, a->time_field) == 0 ||
+        (a->meta_field != nullptr && strcmp(key, a->meta_field) == 0))
+        return nullptr;
+    return psprintf("%c%s", letter, key);
+}
+
+// The view column, after its own, of the partial aggregate `spec`.
+AttrNumber partial_column(BucketAggregation *a, const char *spec) {
+    int i = 0;
+    ListCell *lc;
+    foreach (lc, a->specs) {
+        if (strcmp(strVal(lfirst(lc)), spec) == 0)
+            return list_length(a->read->view->targetList) + 1 + i;
+        i++;
+    }
+    a->specs = lappend(a->specs, makeString(pstrdup(spec)));
+    return list_length(a->read->view->targetList) + 1 + i;
+}
+
+// Whether the outputs read only aggregates with a partial, the time group
+// and meta; collects the partials.
+bool check_outputs(Node *node, BucketAggregation *a) {
+    if (node == nullptr || a->refused)
+        return false;
+    if (a->truncation != nullptr && equal(node, a->truncation))
+        return false;
+    if (IsA(node, Aggref)) {
+        const char *spec = partial_of(castNode(Aggref, node), a);
+        a->refused = spec == nullptr;
+        if (spec != nullptr) {
+            a->reads_fields |= spec[0] != 'n';
+            partial_column(a, spec);
+        }
+        return false;
+    }
+    if (IsA(node, Var)) {
+        a->refused = castNode(Var, node)->varlevelsup == 0 &&
+                     !is_column(node, *a->read, a->read->meta_column);
+        return false;
+    }
+    return expression_tree_walker(node, walker(check_outputs), a);
+}
+
+// The type of _unpack_groups' column for the partial aggregate `letter`.
+Oid partial_type(char letter) {
+    return letter == 'a' ? FLOAT8ARRAYOID : letter == 'c' || letter == 'n' ? INT8OID : FLOAT8OID;
+}
+
+Aggref *combined(Aggref *agg, BucketAggregation *a) {
+    const char *spec = partial_of(agg, a);
+    Aggref *result = copy_node(agg);
+    Oid type = partial_type(spec[0]);
+    Var *partial = makeVar(a->read->view_rti, partial_column(a, spec), type, -1, InvalidOid, 0);
+    result->args =
+        list_make1(makeTargetEntry(reinterpret_cast<Expr *>(partial), 1, nullptr, false));
+    result->aggargtypes = list_make1_oid(type);
+    result->aggtranstype = InvalidOid;
+    if (spec[0] == 'a' || spec[0] == 'c' || spec[0] == 'n') {
+        result->aggfnoid =
+            tscoll_function(spec[0] == 'a' ? "_avg_of_partials" : "_count_of_partials", 1, &type);
+        result->aggstar = false;
+    }
+    return result;
+}
+
+Node *read_partials(Node *node, BucketAggregation *a) {
+    if (node == nullptr)
+        return nullptr;
+    if (a->truncation != nullptr && equal(node, a->truncation))
+        return reinterpret_cast<Node *>(
+            makeVar(a->read->view_rti, a->read->time_column, TIMESTAMPTZOID, -1, InvalidOid, 0));
+    if (IsA(node, Aggref))
+        return reinterpret_cast<Node *>(combined(castNode(Aggref, node), a));
+    return expression_tree_mutator(node, mutator(read_partials), a);
+}
+
+// The bound of one side, moved into the view, and its strictness; NULL
+// strictness says there is none.
+List *bound_arguments(const Comparison &c, bool present) {
+    if (!present)
+        return list_make2(makeNullConst(TIMESTAMPTZOID, -1, InvalidOid),
+                          makeNullConst(BOOLOID, -1, InvalidOid));
+    Node *bound = copy_node(c.bound);
+    IncrementVarSublevelsUp(bound, 1, 1);
+    bool strict = c.strategy == BTLessStrategyNumber || c.strategy == BTGreaterStrategyNumber;
+    return list_make2(bound, makeBoolConst(strict, false));
+}
+
+void unpack_groups(BucketAggregation *a, Oid fn) {
+    const CollectionRead &read = *a->read;
+    Node *unit =
+        a->truncation != nullptr
+            ? copy_node(static_cast<Node *>(linitial(castNode(FuncExpr, a->truncation)->args)))
+            : reinterpret_cast<Node *>(makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID));
+    List *args = unpack_arguments(read);
+    args = lappend(args, unit);
+    args = lappend(args, text_array(a->specs));
+    args = list_concat(args, bound_arguments(a->lower, a->has_lower));
+    args = list_concat(args, bound_arguments(a->upper, a->has_upper));
+    List *names = NIL, *types = NIL, *collations = NIL;
+    ListCell *lc;
+    foreach (lc, a->specs) {
+        const char *spec = strVal(lfirst(lc));
+        char letter = spec[0];
+        const char *aggregate = letter == 'M'   ? "max"
+                                : letter == 'm' ? "min"
+                                : letter == 's' ? "sum"
+                                : letter == 'a' ? "avg"
+                                                : "count";
+        names = lappend(names, makeString(spec[1] != '\0' ? psprintf("%s_%s", aggregate, spec + 1)
+                                                          : pstrdup(aggregate)));
+        types = lappend_oid(types, partial_type(letter));
+        collations = lappend_oid(collations, InvalidOid);
+    }
+    FuncExpr *call =
+        makeFuncExpr(fn, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+    replace_unpacking(read, call, names, types, collations);
+}
+
+// ---------------------------------------------------------------------------
+// The latest groups: ORDER BY date_trunc(unit, time) DESC LIMIT k, grouped by
+// that alone and filtered by time bounds alone, needs only the buckets that
+// reach the k-th latest group among the buckets' max_time (exact in control:
+// each is a measurement's time, so its group is in the result). A group at
+// or after that one holds only measurements at or after it.
+
+struct LatestGroups {
+    const BucketAggregation *aggregation;
+    Node *lower, *upper;  // the bounds, for $1 and $2
+};
+
+Node *bounds_for_params(Node *node, LatestGroups *latest) {
+    if (node == nullptr)
+        return nullptr;
+    if (IsA(node, Param) && castNode(Param, node)->paramkind == PARAM_EXTERN) {
+        Node *bound =
+            copy_node(castNode(Param, node)->paramid == 1 ? latest->lower : latest->upper);
+        IncrementVarSublevelsUp(bound, 2, 1);  // into the view, then into the sublink
+        return bound;
+    }
+    if (IsA(node, Query))
+        return reinterpret_cast<Node *>(
+            query_tree_mutator(castNode(Query, node), mutator(bounds_for_params), latest, 0));
+    return expression_tree_mutator(node, mutator(bounds_for_params), latest);
+}
+
+// The unit of date_trunc when it is at most an hour (date_trunc then keeps a
+// time's own UTC offset, so a group starts at or before its measurements).
+const char *short_unit(Node *truncation) {
+    const char *unit =
+        const_text(static_cast<Node *>(linitial(castNode(FuncExpr, truncation)->args)));
+    int value = 0;
+    char *lower = downcase_truncate_identifier(unit, strlen(unit), false);
+    if (DecodeUnits(0, lower, &value) != UNITS ||
+        (value != DTK_HOUR && value != DTK_MINUTE && value != DTK_SECOND && value != DTK_MILLISEC &&
+         value != DTK_MICROSEC))
+        return nullptr;
+    return unit;
+}
+
+// The value of a LIMIT or OFFSET that folds to a constant, else -1.
+int64 constant_count(Node *node) {
+    Node *folded = eval_const_expressions(nullptr, copy_node(node));
+    if (!IsA(folded, Const) || castNode(Const, folded)->constisnull)
+        return -1;
+    return DatumGetInt64(castNode(Const, folded)->constvalue);
+}
+
+// k (LIMIT plus OFFSET) when the query asks for the k latest time groups.
+int64 latest_groups_asked(const BucketAggregation &a) {
+    Query *q = a.read->query;
+    if (a.truncation == nullptr || a.kept != NIL || q->havingQual != nullptr ||
+        q->distinctClause != NIL || list_length(q->groupClause) != 1 || q->sortClause == NIL ||
+        q->limitOption != LIMIT_OPTION_COUNT || q->limitCount == nullptr ||
+        short_unit(a.truncation) == nullptr)
+        return 0;
+    auto *sort = linitial_node(SortGroupClause, q->sortClause);
+    Oid opfamily, type;
+    int16 strategy;
+    if (sort->tleSortGroupRef != linitial_node(SortGroupClause, q->groupClause)->tleSortGroupRef ||
+        !get_ordering_op_properties(sort->sortop, &opfamily, &type, &strategy) ||
+        strategy != BTGreaterStrategyNumber)
+        return 0;
+    int64 count = constant_count(q->limitCount);
+    int64 offset = q->limitOffset != nullptr ? constant_count(q->limitOffset) : 0;
+    return count > 0 && offset >= 0 && count + offset <= 100000 ? count + offset : 0;
+}
+
+const char *operator_of(int strategy) {
+    static const char *const names[] = {"", "<", "<=", "=", ">=", ">"};
+    return names[strategy];
+}
+
+// The SQL arguments of _unpack_groups for one bound: "$n, strict".
+char *bound_sql(const Comparison &c, bool present, int param) {
+    if (!present)
+        return pstrdup("NULL, NULL");
+    bool strict = c.strategy == BTLessStrategyNumber || c.strategy == BTGreaterStrategyNumber;
+    return psprintf("$%d, %s", param, strict ? "true" : "false");
+}
+
+void read_latest_groups_only(const BucketAggregation &a) {
+    int64 k = latest_groups_asked(a);
+    if (k == 0)
+        return;
+    // Groups known to exist: those of the max_time within the bounds, and
+    // those of the buckets that reach past the upper bound, found by
+    // decoding their times.
+    StringInfoData within, lower;
+    initStringInfo(&within);
+    initStringInfo(&lower);
+    appendStringInfoString(&lower, "true");
+    if (a.has_lower)
+        appendStringInfo(&lower, " AND l.max_time %s $1", operator_of(a.lower.strategy));
+    appendStringInfoString(&within, lower.data);
+    if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
+        appendStringInfo(&within, " AND l.max_time %s $2", operator_of(a.upper.strategy));
+    const char *unit = quote_literal_cstr(short_unit(a.truncation));
+    char *past_upper = pstrdup("");
+    if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
+        past_upper = psprintf(
+            " UNION ALL SELECT s.time FROM %%s l, LATERAL tscoll._unpack_groups(l._id, l.meta, "
+            "l.data, %s, %s, %s, '{n}', %s, %s) AS s(time timestamptz, doc jsonb, n bigint) "
+            "WHERE %s AND NOT (l.max_time %s $2) AND l.min_time %s $2",
+            quote_literal_cstr(a.time_field),
+            a.meta_field != nullptr ? quote_literal_cstr(a.meta_field) : "NULL", unit,
+            bound_sql(a.lower, a.has_lower, 1), bound_sql(a.upper, a.has_upper, 2), lower.data,
+            operator_of(a.upper.strategy), operator_of(a.upper.strategy));
+    // %%s: the bucket table, filled in by analysed_bucket_condition.
+    char *condition = psprintf(
+        "b.max_time >= coalesce((SELECT DISTINCT g FROM (SELECT date_trunc(%s, l.max_time) AS g "
+        "FROM %%s l "
+        "WHERE %s%s) AS known ORDER BY 1 DESC OFFSET " INT64_FORMAT " LIMIT 1), '-infinity')",
+        unit, within.data, past_upper, k - 1);
+    LatestGroups latest = {&a, a.has_lower ? a.lower.bound : nullptr,
+                           a.has_upper ? a.upper.bound : nullptr};
+    Node *qual = bounds_for_params(analysed_bucket_condition(*a.read, condition, 2), &latest);
+    FromExpr *from = a.read->view->jointree;
+    from->quals = from->quals == nullptr
+                      ? qual
+                      : reinterpret_cast<Node *>(make_andclause(list_make2(from->quals, qual)));
+    a.read->view->hasSubLinks = true;
+}
+
+// Whether the view now reads the partial aggregates of its buckets.
+bool aggregate_in_buckets(const CollectionRead &read) {
+    Query *q = read.query;
+    if (q->commandType != CMD_SELECT || !q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs ||
+        q->hasSubLinks || q->groupingSets != NIL || q->setOperations != nullptr ||
+        q->rowMarks != NIL || list_length(q->jointree->fromlist) != 1 ||
+        !IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
+        static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) !=
+            read.view_rti)
+        return false;
+    List *unpack_args = unpack_arguments(read);
+    BucketAggregation a = {&read, const_text(static_cast<Node *>(list_nth(unpack_args, 3))),
+                           const_text(static_cast<Node *>(list_nth(unpack_args, 4)))};
+    Oid types[11];
+    for (int i = 0; i < 5; i++)
+        types[i] = exprType(static_cast<Node *>(list_nth(unpack_args, i)));
+    Oid rest[] = {TEXTOID, TEXTARRAYOID, TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID};
+    memcpy(types + 5, rest, sizeof(rest));
+    Oid fn = tscoll_function("_unpack_groups", 11, types);
+    if (!OidIsValid(fn) || a.time_field == nullptr || !split_conditions(&a) ||
+        !groups_by_time_and_meta(&a))
+        return false;
+    check_outputs(reinterpret_cast<Node *>(q->targetList), &a);
+    check_outputs(q->havingQual, &a);
+    // count(*) alone, by meta: _bucket_slots reads control only.
+    if (a.refused || (!a.reads_fields && a.truncation == nullptr && !a.has_lower && !a.has_upper))
+        return false;
+    q->targetList = castNode(List, read_partials(reinterpret_cast<Node *>(q->targetList), &a));
+    q->havingQual = read_partials(q->havingQual, &a);
+    q->jointree->quals = reinterpret_cast<Node *>(make_ands_explicit(a.kept));
+    if (a.kept == NIL)
+        q->jointree->quals = nullptr;
+    read_latest_groups_only(a);
+    unpack_groups(&a, fn);
+    return true;
+}
+
+}  // namespace tscoll::pg::reads

@@ -1,0 +1,490 @@
+// Reading buckets back: the view's unpacking function and tscoll.buckets().
+extern "C" {
+#include "postgres.h"
+#include "catalog/pg_type_d.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+}
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <memory>
+#include <vector>
+
+#include "core/bucket_data.hpp"
+#include "core/error.hpp"
+#include "core/measurement.hpp"
+#include "pg/write/bucket_store.hpp"
+#include "pg/read/field_text.hpp"
+#include "pg/guard.hpp"
+#include "pg/types/jsonb_value.hpp"
+#include "pg/pg_time.hpp"
+#include "pg/read/row_sink.hpp"
+#include "pg/read/time_range.hpp"
+
+namespace {
+
+using tscoll::BucketData;
+using tscoll::Error;
+using tscoll::Value;
+using tscoll::pg::decode_bucket;
+using tscoll::pg::field_text;
+using tscoll::pg::plain_double;
+using tscoll::pg::text_arg;
+using tscoll::pg::text_array_arg;
+
+// One output column of _unpack_fields, as plan/read_plan.cpp's FieldKind says:
+// doc->>'f' ('t', text), doc->'f' ('j', jsonb), or for (doc->>'f')::float8
+// its numbers ('f', float8) and its other values ('o', text).
+struct FieldColumn {
+    std::string name;
+    char kind = 't';
+    const tscoll::BucketColumn *column = nullptr;  // nullptr: no measurement has it
+    size_t next = 0;                               // cursor into column->positions
+};
+
+Datum field_datum(const Value &v, char kind, bool &null) {
+    null = false;
+    if (kind == 'j')
+        return PointerGetDatum(tscoll::pg::value_to_jsonb(v));
+    if (kind == 'f' || kind == 'o') {
+        std::optional<double> d;
+        if (v.is(Value::Kind::Number))
+            d = plain_double(v.as_number());
+        null = kind == 'f' ? !d : d.has_value();
+        if (kind == 'f' || d)
+            return kind == 'f' && d ? Float8GetDatum(*d) : 0;
+    }
+    if (v.is(Value::Kind::Null)) {
+        null = true;
+        return 0;
+    }
+    std::string text = field_text(v);
+    return tscoll::pg::pg_call(
+        [&] { return PointerGetDatum(cstring_to_text_with_len(text.data(), text.size())); });
+}
+
+// A condition (doc->>'field')::float8 <strategy> bound of the query, which
+// _unpack_fields may apply before building a row: a measurement whose field
+// is a number failing it, or that has no value for it, cannot match.
+struct Prefilter {
+    size_t field;  // into the output fields, of kind 'f'
+    int strategy;  // btree: 1 <, 2 <=, 3 =, 4 >=, 5 >
+    double bound;
+};
+
+bool passes(double x, int strategy, double bound) {
+    switch (strategy) {
+        case 1:
+            return x < bound;
+        case 2:
+            return x <= bound;
+        case 3:
+            return x == bound;
+        case 4:
+            return x >= bound;
+        default:
+            return x > bound;
+    }
+}
+
+// Arguments 10 and 11, when given: filters "<strategy digit><field>" and
+// their float8 bounds. A filter on a field not returned as 'f' is ignored.
+std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
+                                      const std::vector<FieldColumn> &fields) {
+    std::vector<Prefilter> result;
+    if (PG_NARGS() < 12 || PG_ARGISNULL(10) || PG_ARGISNULL(11))
+        return result;
+    std::vector<std::string> specs = text_array_arg(fcinfo, 10);
+    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(11); });
+    Datum *bounds = nullptr;
+    bool *nulls = nullptr;
+    int count = 0;
+    tscoll::pg::pg_call([&] {
+        deconstruct_array(array, FLOAT8OID, 8, FLOAT8PASSBYVAL, 'd', &bounds, &nulls, &count);
+    });
+    if (count != static_cast<int>(specs.size()))
+        throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: one bound per filter expected");
+    for (size_t i = 0; i < specs.size(); i++) {
+        const std::string &spec = specs[i];
+        if (spec.size() < 2 || spec[0] < '1' || spec[0] > '5' || nulls[i])
+            throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a filter is <1-5><name>");
+        for (size_t f = 0; f < fields.size(); f++)
+            if (fields[f].kind == 'f' && fields[f].name == spec.substr(1))
+                result.push_back({f, spec[0] - '0', DatumGetFloat8(bounds[i])});
+    }
+    return result;
+}
+
+// _unpack_fields when every field is read as float8 ('f' and 'o') and none
+// is the time or meta field: numbers go from the bucket to float8 without
+// value objects, and the prefilters drop rows before they are built.
+void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id, bytea *data,
+                          const std::string &time_field, const std::vector<FieldColumn> &fields,
+                          const std::vector<Prefilter> &prefilters,
+                          const tscoll::pg::TimeRange &range) {
+    std::vector<std::string> names;
+    std::vector<size_t> column_of;  // for each field, its column in the decoded bucket
+    for (const FieldColumn &f : fields) {
+        size_t c = std::find(names.begin(), names.end(), f.name) - names.begin();
+        if (c == names.size())
+            names.push_back(f.name);
+        column_of.push_back(c);
+    }
+    tscoll::Float8Columns bucket = tscoll::pg::decode_bucket_float8(id, data, time_field, names);
+    std::vector<tscoll::Float8Cursor> cursors(bucket.fields.begin(), bucket.fields.end());
+    // Each column's entry of the row, member by member: copied whole, the
+    // Entry built in registers went through the stack and stalled the copy.
+    std::unique_ptr<bool[]> present(new bool[names.size()]);
+    std::vector<const Value *> others(names.size());
+    std::vector<double> numbers(names.size());
+    std::vector<Datum> values(fields.size() + 2);
+    std::unique_ptr<bool[]> nulls(new bool[fields.size() + 2]());
+    nulls[1] = true;  // doc: not read
+    for (uint32_t row = 0; row < bucket.times.size(); row++) {
+        TimestampTz t = tscoll::pg::to_timestamptz(bucket.times[row]);
+        if (!range.contains(t))
+            continue;
+        bool pass = true;
+        for (size_t i = 0; pass && i < prefilters.size(); i++) {
+            const Prefilter &p = prefilters[i];
+            tscoll::Float8Cursor::Entry e = cursors[column_of[p.field]].at(row);
+            pass = e.present && (e.other != nullptr || passes(e.number, p.strategy, p.bound));
+        }
+        if (!pass)
+            continue;
+        for (size_t c = 0; c < names.size(); c++) {
+            tscoll::Float8Cursor::Entry e = cursors[c].at(row);
+            present[c] = e.present;
+            others[c] = e.other;
+            numbers[c] = e.number;
+        }
+        values[0] = TimestampTzGetDatum(t);
+        for (size_t i = 0; i < fields.size(); i++) {
+            size_t c = column_of[i];
+            bool null = true;  // absent, or a number in the 'o' column
+            if (present[c] && others[c] != nullptr)
+                values[i + 2] = field_datum(*others[c], fields[i].kind, null);
+            else if (present[c] && fields[i].kind == 'f')
+                values[i + 2] = Float8GetDatum(numbers[c]), null = false;
+            nulls[i + 2] = null;
+        }
+        sink.put(values.data(), nulls.get());
+    }
+}
+
+// Narrows `range` to the bucket's first measurements that the sink wants:
+// up to the time of the count-th (from it, for the latest), inclusive, so
+// that those tied with it stay.
+void keep_first(tscoll::pg::TimeRange &range, const tscoll::pg::FirstRows &first,
+                const tscoll::ObjectId &id, bytea *data, const std::string &time_field) {
+    if (first.count <= 0)
+        return;
+    std::vector<TimestampTz> times;
+    for (tscoll::UnixMicros t : tscoll::pg::decode_bucket_float8(id, data, time_field, {}).times)
+        if (range.contains(tscoll::pg::to_timestamptz(t)))
+            times.push_back(tscoll::pg::to_timestamptz(t));
+    if (times.size() <= static_cast<size_t>(first.count))
+        return;
+    auto count_th = times.begin() + (first.count - 1);
+    if (first.latest) {
+        std::nth_element(times.begin(), count_th, times.end(), std::greater<TimestampTz>());
+        range.lower = *count_th;
+        range.lower_strict = false;
+    } else {
+        std::nth_element(times.begin(), count_th, times.end());
+        range.upper = *count_th;
+        range.upper_strict = false;
+    }
+}
+
+}  // namespace
+
+// tscoll._unpack_fields(_id objectid, meta jsonb, data bytea, time_field
+// text, meta_field text, fields text[], lower timestamptz, lower_strict
+// boolean, upper timestamptz, upper_strict boolean) RETURNS SETOF record:
+// per measurement within the bounds (TimeRange) its time, a NULL doc, then
+// a column per field (FieldColumn).
+// The planner puts it in place of _unpack when a query reads doc only
+// through doc->>'f', doc->'f' and (doc->>'f')::float8, so that only those
+// fields are decoded (SPEC §5).
+TSCOLL_FUNCTION(tscoll_unpack_fields) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::unpack_fields_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
+    std::optional<tscoll::pg::TimeRange> range = tscoll::pg::time_range_arg(fcinfo, 6);
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(5) || !range)
+        return;
+    TupleDesc desc = sink.desc();
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
+    std::string time_field = text_arg(fcinfo, 3);
+    std::string meta_field = PG_ARGISNULL(4) ? std::string() : text_arg(fcinfo, 4);
+    std::vector<FieldColumn> fields;
+    std::vector<std::string> wanted{time_field};
+    for (const std::string &spec : text_array_arg(fcinfo, 5)) {
+        if (spec.empty() || std::string_view("tjfo").find(spec[0]) == std::string_view::npos)
+            throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a field is <kind><name>");
+        fields.push_back({spec.substr(1), spec[0]});
+        wanted.push_back(spec.substr(1));
+    }
+    if (desc->natts != static_cast<int>(fields.size()) + 2)
+        throw Error(tscoll::ErrorCode::Internal, "_unpack_fields: one column per field expected");
+    keep_first(*range, sink.first, *id, data, time_field);
+    bool float8_only = std::all_of(fields.begin(), fields.end(), [&](const FieldColumn &f) {
+        return (f.kind == 'f' || f.kind == 'o') && f.name != time_field && f.name != meta_field;
+    });
+    if (float8_only) {
+        unpack_float8_fields(sink, *id, data, time_field, fields, prefilters_arg(fcinfo, fields),
+                             *range);
+        return;
+    }
+    BucketData bucket =
+        decode_bucket(*id, data, &wanted, tscoll::pg::decode_window(*range, time_field));
+    const tscoll::BucketColumn *times = nullptr;
+    for (const tscoll::BucketColumn &c : bucket.columns()) {
+        if (c.name == time_field)
+            times = &c;
+        for (FieldColumn &f : fields)
+            if (f.name == c.name)
+                f.column = &c;
+    }
+    if (times == nullptr || times->positions.size() != bucket.count())
+        throw Error(tscoll::ErrorCode::Corrupt, "bucket data is corrupt: a measurement has no time",
+                    "Bucket _id " + id->to_hex() + ".");
+
+    // The meta field is the same in every measurement of the bucket.
+    std::vector<Datum> values(fields.size() + 2);
+    std::unique_ptr<bool[]> nulls(new bool[fields.size() + 2]());
+    std::vector<bool> from_meta(fields.size(), false);
+    if (!PG_ARGISNULL(1) && !meta_field.empty()) {
+        Value meta =
+            tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(1); }));
+        for (size_t i = 0; i < fields.size(); i++)
+            if (fields[i].name == meta_field) {
+                bool null = false;
+                values[i + 2] = field_datum(meta, fields[i].kind, null);
+                nulls[i + 2] = null;
+                from_meta[i] = true;
+            }
+    }
+    nulls[1] = true;  // doc: not read
+    for (uint32_t row = 0; row < bucket.count(); row++) {
+        const Value &time = times->values[row];
+        if (!time.is(Value::Kind::Date))
+            throw Error(tscoll::ErrorCode::Corrupt,
+                        "bucket data is corrupt: a measurement has no time",
+                        "Bucket _id " + id->to_hex() + ".");
+        if (!range->contains(tscoll::pg::to_timestamptz(time.as_date())))
+            continue;
+        values[0] = TimestampTzGetDatum(tscoll::pg::to_timestamptz(time.as_date()));
+        for (size_t i = 0; i < fields.size(); i++) {
+            FieldColumn &f = fields[i];
+            if (from_meta[i])
+                continue;
+            // Columns decoded before the time column still hold rows the window skips.
+            while (f.column != nullptr && f.next < f.column->positions.size() &&
+                   f.column->positions[f.next] < row)
+                f.next++;
+            if (f.column == nullptr || f.next >= f.column->positions.size() ||
+                f.column->positions[f.next] != row) {
+                nulls[i + 2] = true;
+                continue;
+            }
+            const Value &v = f.column->values[f.next++];
+            bool null = false;
+            values[i + 2] =
+                f.column == times
+                    ? field_datum(Value::string(tscoll::format_canonical_date(v.as_date())), f.kind,
+                                  null)
+                    : field_datum(v, f.kind, null);
+            nulls[i + 2] = null;
+        }
+        sink.put(values.data(), nulls.get());
+    }
+}
+
+// tscoll._bucket_slots(control jsonb) RETURNS TABLE (time timestamptz, doc
+// jsonb): control.count rows of NULLs, for queries that only count a
+// bucket's measurements (plan/read_plan.cpp); the data is not read.
+TSCOLL_FUNCTION(tscoll_bucket_slots) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::bucket_slots_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::bucket_slots_rows(FunctionCallInfo fcinfo, RowSink &sink) {
+    if (PG_ARGISNULL(0))
+        return;
+    Value control =
+        tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(0); }));
+    const Value *count = control.find("count");
+    std::optional<int64_t> n = count ? count->as_exact_int64() : std::nullopt;
+    if (!n || *n < 0)
+        throw Error(tscoll::ErrorCode::Corrupt, "bucket control has no count");
+    Datum values[2] = {0, 0};
+    bool nulls[2] = {true, true};
+    for (int64_t i = 0; i < *n; i++)
+        sink.put(values, nulls);
+}
+
+// tscoll._bucket_ends(_id objectid, data bytea, time_field text) RETURNS
+// TABLE (time timestamptz, doc jsonb): the bucket's earliest and latest
+// times, for min(time) and max(time) (plan/read_plan.cpp).
+TSCOLL_FUNCTION(tscoll_bucket_ends) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::bucket_ends_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::bucket_ends_rows(FunctionCallInfo fcinfo, RowSink &sink) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+        return;
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(1); });
+    std::vector<tscoll::UnixMicros> times =
+        tscoll::pg::decode_bucket_float8(*id, data, text_arg(fcinfo, 2), {}).times;
+    if (times.empty())
+        return;
+    auto [earliest, latest] = std::minmax_element(times.begin(), times.end());
+    Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(*earliest)), 0};
+    bool nulls[2] = {false, true};
+    sink.put(values, nulls);
+    if (*latest != *earliest) {
+        values[0] = TimestampTzGetDatum(tscoll::pg::to_timestamptz(*latest));
+        sink.put(values, nulls);
+    }
+}
+
+// tscoll._unpack(_id objectid, meta jsonb, data bytea, time_field text,
+// meta_field text [, lower timestamptz, lower_strict boolean, upper
+// timestamptz, upper_strict boolean]) RETURNS TABLE (time timestamptz, doc
+// jsonb): every measurement, or those within the bounds (TimeRange).
+TSCOLL_FUNCTION(tscoll_unpack) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    tscoll::pg::unpack_rows(fcinfo, sink);
+    return PointerGetDatum(nullptr);
+}
+
+void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+        return;
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
+    std::string time_field = text_arg(fcinfo, 3);
+    std::optional<Value> meta;
+    std::string meta_field;
+    if (!PG_ARGISNULL(1) && !PG_ARGISNULL(4)) {
+        meta =
+            tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(1); }));
+        meta_field = text_arg(fcinfo, 4);
+    }
+    std::optional<tscoll::pg::TimeRange> range =
+        PG_NARGS() >= 9 ? tscoll::pg::time_range_arg(fcinfo, 5) : tscoll::pg::TimeRange{};
+    if (!range)
+        return;
+    keep_first(*range, sink.first, *id, data, time_field);
+    BucketData bucket =
+        decode_bucket(*id, data, nullptr, tscoll::pg::decode_window(*range, time_field));
+    for (Value &m : bucket.measurements()) {
+        const Value *time = m.find(time_field);
+        if (time == nullptr || !time->is(Value::Kind::Date))
+            throw Error(tscoll::ErrorCode::Corrupt,
+                        "bucket data is corrupt: a measurement has no time",
+                        "Bucket _id " + id->to_hex() + ".");
+        if (!range->contains(tscoll::pg::to_timestamptz(time->as_date())))
+            continue;
+        Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(time->as_date())), 0};
+        bool nulls[2] = {false, false};
+        values[1] = PointerGetDatum(tscoll::pg::value_to_jsonb(
+            tscoll::view_document(std::move(m), time_field, meta_field, meta)));
+        sink.put(values, nulls);
+    }
+}
+
+// tscoll._unpack_times(_id objectid, data bytea, time_field text) RETURNS
+// TABLE (time timestamptz): the measurements' times only, in the order of
+// _unpack, for conditions that read nothing else (DELETE by time).
+TSCOLL_FUNCTION(tscoll_unpack_times) {
+    tscoll::pg::TuplestoreSink sink(fcinfo);
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(1); });
+    std::string time_field = text_arg(fcinfo, 2);
+    BucketData bucket = decode_bucket(*id, data);
+    auto corrupt = [&] {
+        return Error(tscoll::ErrorCode::Corrupt,
+                     "bucket data is corrupt: a measurement has no time",
+                     "Bucket _id " + id->to_hex() + ".");
+    };
+    auto time = std::find_if(bucket.columns().begin(), bucket.columns().end(),
+                             [&](const tscoll::BucketColumn &c) { return c.name == time_field; });
+    if (time == bucket.columns().end() || time->positions.size() != bucket.count())
+        throw corrupt();
+    for (const Value &t : time->values) {
+        if (!t.is(Value::Kind::Date))
+            throw corrupt();
+        Datum value = TimestampTzGetDatum(tscoll::pg::to_timestamptz(t.as_date()));
+        bool null = false;
+        sink.put(&value, &null);
+    }
+    return PointerGetDatum(nullptr);
+}
+
+// tscoll._data_json(_id objectid, data bytea, time_field text) RETURNS jsonb:
+// MongoDB's uncompressed v1 data, {"<field>": {"0": v0, "1": v1, ...}, ...}.
+TSCOLL_FUNCTION(tscoll_data_json) {
+    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
+    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(1); });
+    std::string time_field = text_arg(fcinfo, 2);
+    BucketData bucket = decode_bucket(*id, data);
+    Value result = Value::object();
+    for (const tscoll::BucketColumn &c : bucket.columns()) {
+        Value column = Value::object();
+        for (size_t i = 0; i < c.positions.size(); i++) {
+            const Value &v = c.values[i];
+            bool is_time = c.name == time_field && v.is(Value::Kind::Date);
+            column.add(std::to_string(c.positions[i]),
+                       is_time ? Value::string(tscoll::format_canonical_date(v.as_date())) : v);
+        }
+        result.add(c.name, std::move(column));
+    }
+    PG_RETURN_JSONB_P(tscoll::pg::value_to_jsonb(result));
+}
+
+// tscoll._buckets(collection regclass) RETURNS TABLE (_id objectid, meta
+// jsonb, control jsonb, data jsonb): every bucket, in _id order, read as the
+// bucket table's owner once SELECT on the view is checked (SPEC §2.3).
+TSCOLL_FUNCTION(tscoll_read_buckets) {
+    tscoll::pg::CollectionInfo info = tscoll::pg::lookup_collection(PG_GETARG_OID(0));
+    tscoll::pg::check_view_privilege(info, ACL_SELECT);
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    std::string query =
+        "SELECT b._id, b.meta, b.control, tscoll._data_json(b._id, b.data, $1) FROM " +
+        info.bucket_name + " b ORDER BY b._id";
+    tscoll::pg::OwnerSession owner(info);
+    tscoll::pg::pg_call([&] {
+        Oid types[] = {TEXTOID};
+        Datum values[] = {CStringGetTextDatum(info.time_field.c_str())};
+        Portal portal =
+            SPI_cursor_open_with_args(nullptr, query.c_str(), 1, types, values, nullptr, true, 0);
+        for (SPI_cursor_fetch(portal, true, 1000); SPI_processed > 0;
+             SPI_cursor_fetch(portal, true, 1000)) {
+            for (uint64 i = 0; i < SPI_processed; i++)
+                tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
+            SPI_freetuptable(SPI_tuptable);
+        }
+        SPI_cursor_close(portal);
+    });
+    owner.finish();
+    return PointerGetDatum(nullptr);
+}

@@ -1,0 +1,106 @@
+// Reading and writing bucket rows for the insert path, through SPI, as the
+// bucket table's owner and with the latest snapshot: a bucket is a shared
+// container, so appending to it must see every committed measurement, in
+// any isolation level. Rows are locked with SKIP LOCKED: a bucket another
+// transaction is writing is passed over, never waited for (SPEC §4.2).
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "nodes/parsenodes.h"
+#include "utils/jsonb.h"
+}
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bucket.hpp"
+#include "pg/storage/bucket_am.hpp"
+#include "pg/catalog/catalog.hpp"
+
+namespace tscoll::pg {
+
+struct CollectionInfo {
+    Oid view = InvalidOid;
+    Oid bucket_table = InvalidOid;
+    Oid owner = InvalidOid;
+    std::string view_name;    // as regclass prints it, for messages
+    std::string bucket_name;  // schema-qualified, for queries
+    std::string time_field;
+    std::string meta_field;  // empty when none
+    int64_t max_span_seconds = 0;
+    int64_t rounding_seconds = 0;
+    bool reopen_index = false;  // an index leads with (meta, min_time) or min_time
+};
+
+// The collection whose view is `view`; throws when there is none.
+// Reads the catalog with search_path pinned (search_path.hpp).
+CollectionInfo lookup_collection(Oid view);
+// The same, nullopt when `view` is not a collection's view.
+std::optional<CollectionInfo> find_collection(Oid view);
+
+// Raises 42501 unless the current user holds `mode` on the collection's view.
+void check_view_privilege(const CollectionInfo &info, AclMode mode);
+
+// Connects to SPI and acts as the bucket table's owner until finish(): the
+// caller's privilege on the view is what counts (SPEC §2.3), the bucket
+// table is then read and written with its owner's rights, and tscoll's SQL
+// resolves names in pg_catalog alone. An error restores both.
+class OwnerSession {
+  public:
+    explicit OwnerSession(const CollectionInfo &info);
+    void finish();
+
+  private:
+    Oid saved_user_ = InvalidOid;
+    int saved_security_ = 0;
+    int search_path_level_ = 0;
+};
+
+// A bucket row's data and control, built in `context`.
+Datum bytea_datum(const std::string &bytes, MemoryContext context);
+Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context);
+
+// A bucket row's data; errors name the bucket (SPEC §4.4: XX001).
+// `wanted` and `window` as BucketData::decode has them.
+BucketData decode_bucket(const ObjectId &id, bytea *data,
+                         const std::vector<std::string> *wanted = nullptr,
+                         const std::optional<BucketData::TimeWindow> &window = std::nullopt);
+
+// The same, for BucketData::decode_float8.
+Float8Columns decode_bucket_float8(const ObjectId &id, bytea *data, const std::string &time_field,
+                                   const std::vector<std::string> &fields);
+
+struct StoredBucket {
+    ObjectId id;
+    UnixMicros min_time;
+    BucketData data;
+};
+
+class BucketStore {
+  public:
+    // Acts as the bucket table's owner until finish().
+    explicit BucketStore(const CollectionInfo &info);
+    void finish();
+
+    // The bucket of the series `meta` (nullptr: no meta), locked; nullopt
+    // when it is gone, of another series now, locked by another
+    // transaction or closed for good.
+    std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta);
+    // Buckets of the series that could hold a measurement at `t`, latest
+    // first (needs info.reopen_index).
+    std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);
+    void insert(const Bucket &bucket, Jsonb *meta);
+    void update(const Bucket &bucket);
+
+  private:
+    uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
+
+    const CollectionInfo &info_;
+    TrustedBucketWrites trusted_;
+    OwnerSession owner_;
+    MemoryContext row_context_ = nullptr;
+};
+
+}  // namespace tscoll::pg

@@ -1,0 +1,492 @@
+// The insert path (SPEC §3, §4.2): a row trigger on the view gathers each
+// measurement of a statement in memory, grouped by series; a statement
+// trigger then assigns them to buckets (core rules, catalog hints, the
+// bucket table as the truth) and writes each touched bucket once.
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+}
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "core/bucket.hpp"
+#include "core/error.hpp"
+#include "core/measurement.hpp"
+#include "pg/write/bucket_store.hpp"
+#include "pg/catalog/catalog.hpp"
+#include "pg/guard.hpp"
+#include "pg/types/jsonb_value.hpp"
+#include "pg/pg_time.hpp"
+#include "pg/settings.hpp"
+
+namespace tscoll::pg {
+
+namespace {
+
+struct SeriesBatch {
+    std::string key;
+    std::optional<Value> meta;
+    std::vector<Measurement> measurements;
+};
+
+// A statement's measurements are written when it ends, or earlier once
+// they add up to this many BSON bytes, so that a huge COPY or INSERT ...
+// SELECT runs in bounded memory. The buckets come out the same.
+constexpr uint64_t kFlushBytes = 16 * 1024 * 1024;
+
+// One statement's measurements for one collection.
+struct PendingInsert {
+    CollectionInfo info;
+    std::vector<SeriesBatch> series;
+    std::unordered_map<std::string, size_t> index;
+    uint64_t bytes = 0;
+
+    void add(PreparedMeasurement p) {
+        std::string key = series_key(p.meta);
+        auto [it, inserted] = index.try_emplace(key, series.size());
+        if (inserted)
+            series.push_back(SeriesBatch{std::move(key), std::move(p.meta), {}});
+        bytes += p.measurement.bson_size;
+        series[it->second].measurements.push_back(std::move(p.measurement));
+    }
+
+    void clear() {
+        series.clear();
+        index.clear();
+        bytes = 0;
+    }
+};
+
+// Keyed by view; emptied by every statement's flush and by any abort.
+std::map<Oid, PendingInsert> pending;
+
+// Statements running that insert with RETURNING (also in a WITH): while
+// there is one, the row trigger returns each measurement as stored, which
+// costs a document per row that no other insert needs.
+int returning_inserts = 0;
+
+void discard_pending(XactEvent event, void *) {
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
+        pending.clear();
+        TrustedBucketWrites::reset();
+    }
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_COMMIT)
+        returning_inserts = 0;
+}
+
+bool inserts_returning(const Plan *plan) {
+    if (plan == nullptr || !IsA(plan, ModifyTable))
+        return false;
+    auto *modify = reinterpret_cast<const ModifyTable *>(plan);
+    return modify->operation == CMD_INSERT && modify->returningLists != NIL;
+}
+
+// A ModifyTable is the root of the statement's plan or of a WITH's.
+bool inserts_returning(const PlannedStmt *stmt) {
+    if (inserts_returning(stmt->planTree))
+        return true;
+    ListCell *lc;
+    foreach (lc, stmt->subplans)
+        if (inserts_returning(static_cast<const Plan *>(lfirst(lc))))
+            return true;
+    return false;
+}
+
+void discard_pending_sub(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
+    if (event == SUBXACT_EVENT_ABORT_SUB)
+        pending.clear();
+}
+
+std::optional<Value> jsonb_column(HeapTuple tuple, TupleDesc desc, int attnum) {
+    bool isnull = false;
+    Datum d = heap_getattr(tuple, attnum, desc, &isnull);
+    if (isnull)
+        return std::nullopt;
+    return jsonb_to_value(pg_call([&] { return DatumGetJsonbP(d); }));
+}
+
+BucketingLimits limits_for(const CollectionInfo &info) {
+    BucketingLimits limits;
+    limits.max_span_seconds = info.max_span_seconds;
+    limits.rounding_seconds = info.rounding_seconds;
+    limits.max_count = bucket_max_count;
+    limits.max_size = bucket_max_size;
+    limits.min_count = bucket_min_count;
+    return limits;
+}
+
+CollectionFields fields_of(const CollectionInfo &info) {
+    return CollectionFields{info.view_name, info.time_field, info.meta_field,
+                            info.rounding_seconds};
+}
+
+// A bucket this statement appends to.
+struct TouchedBucket {
+    Bucket bucket;
+    bool is_new;
+    Jsonb *meta;  // the series' meta, for a new bucket's row
+    uint32_t appended = 0;
+    bool closed_full = false;  // closed by size in this statement
+};
+
+// Assigns one statement's measurements to buckets (SPEC §4.1, §4.3) and
+// writes each touched bucket once.
+class BucketWriter {
+  public:
+    explicit BucketWriter(const CollectionInfo &info) : info_(info), limits_(limits_for(info)) {}
+
+    void run(std::vector<SeriesBatch> &series) {
+        BucketStore store(info_);
+        store_ = &store;
+        for (SeriesBatch &batch : series)
+            assign(batch);
+        for (const auto &t : touched_)
+            write(*t);
+        store.finish();
+        catalog::count(info_.bucket_table, counters_);
+    }
+
+  private:
+    void assign(SeriesBatch &batch);
+    void append(TouchedBucket &t, const Measurement &m, const Bucket::Decision &d);
+    bool reopenable(const TouchedBucket &t, const Measurement &m) const;
+    TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
+    TouchedBucket *use(const ObjectId &id);
+    TouchedBucket &create(const Measurement &m);
+    void count_rollover(Rollover reason);
+    void write(const TouchedBucket &t);
+
+    const CollectionInfo &info_;
+    BucketingLimits limits_;
+    BucketStore *store_ = nullptr;
+    std::vector<std::unique_ptr<TouchedBucket>> touched_;
+    std::unordered_map<std::string, TouchedBucket *> by_id_;
+    // Buckets this statement created for the series being assigned: not on
+    // disk yet, yet as reopenable as if an earlier statement had written them.
+    std::vector<TouchedBucket *> created_;
+    Jsonb *series_meta_ = nullptr;
+    BucketCounters counters_;
+};
+
+void BucketWriter::assign(SeriesBatch &batch) {
+    series_meta_ = batch.meta ? value_to_jsonb(*batch.meta) : nullptr;
+    created_.clear();
+    catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
+    TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
+    if (current != nullptr && current->bucket.full())  // closed by size in another catalog
+        current = nullptr;
+    for (const Measurement &m : batch.measurements) {
+        Rollover reason = Rollover::None;
+        if (current != nullptr) {
+            Bucket::Decision d = current->bucket.decide(m, limits_);
+            if (d.reason == Rollover::None) {
+                append(*current, m, d);
+                continue;
+            }
+            reason = d.reason;
+            count_rollover(reason);
+            if (reason == Rollover::Size) {
+                current->bucket.mark_full();
+                current->closed_full = true;
+            }
+            if (reason == Rollover::TimeBackward) {
+                state.archived.push_back({current->bucket.id(), current->bucket.min_time()});
+                if (state.archived.size() > catalog::kMaxArchived)
+                    state.archived.erase(state.archived.begin());
+            }
+        }
+        current = reopen(state, m);
+        if (current != nullptr) {
+            counters_.numBucketsReopened++;
+        } else {
+            current = &create(m);
+            if (reason == Rollover::None)
+                counters_.numBucketsOpenedDueToMetadata++;
+        }
+        state.open = catalog::BucketRef{current->bucket.id(), current->bucket.min_time()};
+        append(*current, m, current->bucket.decide(m, limits_));
+    }
+    if (current == nullptr)
+        state.open.reset();
+    catalog::store_series(info_.bucket_table, batch.key, std::move(state));
+}
+
+void BucketWriter::append(TouchedBucket &t, const Measurement &m, const Bucket::Decision &d) {
+    if (d.kept_open_for_large_measurements && t.bucket.keep_open_for_large_measurements())
+        counters_.numBucketsKeptOpenDueToLargeMeasurements++;
+    t.bucket.append(m);
+    t.appended++;
+}
+
+// SPEC §4.3: a bucket is reopened only while under the maximum size, even
+// one that rule 4's exception let grow past it, never once closed by size
+// (§4.1), and when it takes m.
+bool BucketWriter::reopenable(const TouchedBucket &t, const Measurement &m) const {
+    return !t.bucket.full() && t.bucket.data().size() < static_cast<uint64_t>(limits_.max_size) &&
+           t.bucket.decide(m, limits_).reason == Rollover::None;
+}
+
+// An archived bucket of the series that fits, else one found on disk.
+TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measurement &m) {
+    int64_t span = info_.max_span_seconds * 1000000;
+    for (size_t i = state.archived.size(); i-- > 0;) {
+        const catalog::BucketRef ref = state.archived[i];
+        if (m.time < ref.min_time || m.time - ref.min_time >= span)
+            continue;
+        TouchedBucket *t = use(ref.id);
+        if (t == nullptr)
+            state.archived.erase(state.archived.begin() + static_cast<std::ptrdiff_t>(i));
+        else if (reopenable(*t, m)) {
+            state.archived.erase(state.archived.begin() + static_cast<std::ptrdiff_t>(i));
+            return t;
+        }
+    }
+    if (!info_.reopen_index)
+        return nullptr;
+    // Latest start first, as the query orders the buckets on disk.
+    std::vector<catalog::BucketRef> candidates = store_->reopen_candidates(series_meta_, m.time);
+    for (const TouchedBucket *t : created_)
+        if (m.time >= t->bucket.min_time() && m.time - t->bucket.min_time() < span)
+            candidates.push_back({t->bucket.id(), t->bucket.min_time()});
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const catalog::BucketRef &a, const catalog::BucketRef &b) {
+                         return a.min_time > b.min_time;
+                     });
+    for (const catalog::BucketRef &ref : candidates) {
+        TouchedBucket *t = use(ref.id);
+        if (t != nullptr && reopenable(*t, m))
+            return t;
+    }
+    return nullptr;
+}
+
+// The bucket as this statement knows it, loading it if needed; nullptr when
+// it cannot be used (gone, closed, or locked by another transaction).
+TouchedBucket *BucketWriter::use(const ObjectId &id) {
+    std::string key = id.to_hex();
+    if (auto it = by_id_.find(key); it != by_id_.end())
+        return it->second;
+    std::optional<StoredBucket> stored = store_->load(id, series_meta_);
+    if (!stored)
+        return nullptr;
+    touched_.push_back(std::make_unique<TouchedBucket>(
+        TouchedBucket{Bucket(id, stored->min_time, info_.time_field, std::move(stored->data)),
+                      false, series_meta_}));
+    return by_id_[key] = touched_.back().get();
+}
+
+TouchedBucket &BucketWriter::create(const Measurement &m) {
+    UnixMicros start = bucket_start(m.time, info_.rounding_seconds);
+    ObjectId id = ObjectId::generate(floor_div(start, 1000000));
+    touched_.push_back(std::make_unique<TouchedBucket>(
+        TouchedBucket{Bucket(id, start, info_.time_field), true, series_meta_}));
+    created_.push_back(touched_.back().get());
+    return *(by_id_[id.to_hex()] = touched_.back().get());
+}
+
+void BucketWriter::count_rollover(Rollover reason) {
+    switch (reason) {
+        case Rollover::TimeForward:
+            counters_.numBucketsClosedDueToTimeForward++;
+            break;
+        case Rollover::TimeBackward:
+            counters_.numBucketsArchivedDueToTimeBackward++;
+            break;
+        case Rollover::Count:
+            counters_.numBucketsClosedDueToCount++;
+            break;
+        case Rollover::Size:
+            counters_.numBucketsClosedDueToSize++;
+            break;
+        case Rollover::SchemaChange:
+            counters_.numBucketsClosedDueToSchemaChange++;
+            break;
+        case Rollover::None:
+            break;
+    }
+}
+
+void BucketWriter::write(const TouchedBucket &t) {
+    if (t.appended == 0) {
+        // Only its full mark changed: a row written, not a commit.
+        if (t.closed_full)
+            store_->update(t.bucket);
+        return;
+    }
+    if (t.is_new) {
+        store_->insert(t.bucket, t.meta);
+        counters_.numBucketInserts++;
+    } else {
+        store_->update(t.bucket);
+        counters_.numBucketUpdates++;
+    }
+    counters_.numCommits++;
+    counters_.numMeasurementsCommitted += t.appended;
+}
+
+PendingInsert &pending_for(Oid view) {
+    auto it = pending.find(view);
+    if (it == pending.end()) {
+        CollectionInfo info = lookup_collection(view);
+        it = pending.emplace(view, PendingInsert{std::move(info), {}, {}, 0}).first;
+    }
+    return it->second;
+}
+
+// The row as the view will show it once stored, for INSERT ... RETURNING:
+// the _id filled in, the time as stored, the meta field in doc.
+HeapTuple stored_row(const PreparedMeasurement &p, const CollectionInfo &info, TupleDesc desc) {
+    Datum values[3] = {TimestampTzGetDatum(to_timestamptz(p.measurement.time)), 0, 0};
+    bool nulls[3] = {false, !p.meta.has_value(), false};
+    int doc = desc->natts - 1;
+    if (p.meta && doc == 2)
+        values[1] = PointerGetDatum(value_to_jsonb(*p.meta));
+    values[doc] = PointerGetDatum(value_to_jsonb(
+        view_document(p.measurement.fields, info.time_field, info.meta_field, p.meta)));
+    return pg_call([&] { return heap_form_tuple(desc, values, nulls); });
+}
+
+ObjectId generated_id() {
+    return ObjectId::generate(static_cast<int64_t>(std::time(nullptr)));
+}
+
+TriggerData *trigger_data(FunctionCallInfo fcinfo, bool row_level) {
+    auto *td = reinterpret_cast<TriggerData *>(fcinfo->context);
+    if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
+        (TRIGGER_FIRED_FOR_ROW(td->tg_event) != 0) != row_level)
+        throw Error(ErrorCode::Internal,
+                    "tscoll's insert triggers fire only on a collection's view");
+    return td;
+}
+
+// MongoDB's error code for a refused measurement, for insert_many.
+int mongo_code(ErrorCode code) {
+    switch (code) {
+        case ErrorCode::TypeMismatch:
+            return 14;
+        case ErrorCode::TooLarge:
+            return 10334;
+        default:
+            return 2;
+    }
+}
+
+}  // namespace
+
+void note_statement_start(const QueryDesc *query) {
+    if (inserts_returning(query->plannedstmt))
+        returning_inserts++;
+}
+
+void note_statement_end(const QueryDesc *query) {
+    if (inserts_returning(query->plannedstmt) && returning_inserts > 0)
+        returning_inserts--;
+}
+
+void register_insert_callbacks() {
+    RegisterXactCallback(discard_pending, nullptr);
+    RegisterSubXactCallback(discard_pending_sub, nullptr);
+    // Loaded by a statement already running (not preloaded): it may be an
+    // INSERT ... RETURNING that the hook below did not see start.
+    if (!process_shared_preload_libraries_in_progress)
+        returning_inserts = 1;
+}
+
+}  // namespace tscoll::pg
+
+using namespace tscoll;
+using namespace tscoll::pg;
+
+// tscoll._insert_measurement(): INSTEAD OF INSERT ... FOR EACH ROW on a
+// collection's view. Columns: time, [meta,] doc.
+TSCOLL_FUNCTION(tscoll_insert_measurement) {
+    TriggerData *td = trigger_data(fcinfo, true);
+    PendingInsert &p = pending_for(RelationGetRelid(td->tg_relation));
+    TupleDesc desc = RelationGetDescr(td->tg_relation);
+    HeapTuple tuple = td->tg_trigtuple;
+    MeasurementInput input;
+    bool isnull = false;
+    Datum time = heap_getattr(tuple, 1, desc, &isnull);
+    if (!isnull) {
+        input.time = time_field_value(DatumGetTimestampTz(time));
+        if (!input.time)
+            throw_bad_date(fields_of(p.info));
+    }
+    if (!p.info.meta_field.empty())
+        input.meta = jsonb_column(tuple, desc, 2);
+    input.doc = jsonb_column(tuple, desc, desc->natts);
+    PreparedMeasurement prepared =
+        prepare_measurement(std::move(input), fields_of(p.info),
+                            static_cast<uint64_t>(max_measurement_size), generated_id());
+    if (returning_inserts > 0)
+        tuple = stored_row(prepared, p.info, desc);
+    p.add(std::move(prepared));
+    if (p.bytes >= kFlushBytes) {
+        BucketWriter(p.info).run(p.series);
+        p.clear();
+    }
+    return PointerGetDatum(tuple);
+}
+
+// tscoll._write_buckets(): AFTER INSERT ... FOR EACH STATEMENT on a
+// collection's view: writes what the statement gathered.
+TSCOLL_FUNCTION(tscoll_write_buckets) {
+    TriggerData *td = trigger_data(fcinfo, false);
+    auto it = pending.find(RelationGetRelid(td->tg_relation));
+    if (it == pending.end())
+        return PointerGetDatum(nullptr);
+    PendingInsert p = std::move(it->second);
+    pending.erase(it);
+    BucketWriter(p.info).run(p.series);
+    return PointerGetDatum(nullptr);
+}
+
+// tscoll.insert_many(collection regclass, docs jsonb, ordered boolean)
+// RETURNS jsonb: MongoDB's insertMany, answered in its shape.
+TSCOLL_FUNCTION(tscoll_insert_many) {
+    Oid view = PG_GETARG_OID(0);
+    Jsonb *docs = PG_GETARG_JSONB_P(1);
+    bool ordered = PG_GETARG_BOOL(2);
+    PendingInsert p{lookup_collection(view), {}, {}, 0};
+    check_view_privilege(p.info, ACL_INSERT);
+    Value array = jsonb_to_value(docs);
+    if (!array.is(Value::Kind::Array))
+        throw Error(ErrorCode::BadValue, "insert_many takes a JSON array of documents");
+    Value errors = Value::array();
+    int64_t inserted = 0;
+    const Value::Array &elements = array.as_array();
+    for (size_t i = 0; i < elements.size(); i++) {
+        try {
+            MeasurementInput input;
+            input.doc = elements[i];
+            p.add(prepare_measurement(std::move(input), fields_of(p.info),
+                                      static_cast<uint64_t>(max_measurement_size), generated_id()));
+            inserted++;
+        } catch (const Error &e) {
+            Value error = Value::object();
+            error.add("index", Value::number(static_cast<int64_t>(i)));
+            error.add("code", Value::number(mongo_code(e.code())));
+            error.add("errmsg", Value::string(e.what()));
+            errors.as_array().push_back(std::move(error));
+            if (ordered)
+                break;
+        }
+    }
+    BucketWriter(p.info).run(p.series);
+    Value result = Value::object();
+    result.add("nInserted", Value::number(inserted));
+    result.add("writeErrors", std::move(errors));
+    PG_RETURN_JSONB_P(value_to_jsonb(result));
+}
