@@ -15,6 +15,14 @@ source "$(dirname "$0")/lib.sh"
 "$ROOT/scripts/deps.sh"
 "$ROOT/scripts/build.sh"
 ensure_server_user
+# The boundary tests' entry points live in a library of their own.
+log "building the test library tscoll_probes"
+make -s -C "$ROOT/test/probes" PG_CONFIG="$PG_CONFIG"
+if is_root; then
+    make -s -C "$ROOT/test/probes" install PG_CONFIG="$PG_CONFIG"
+else
+    sudo make -s -C "$ROOT/test/probes" install PG_CONFIG="$PG_CONFIG"
+fi
 
 BUILD=$ROOT/build
 # The server user may not be able to enter the checkout (e.g. under /root):

@@ -5,9 +5,9 @@
 
 -- Test-only entry points of the library; not part of the SQL API.
 CREATE FUNCTION probe_throw(kind text, depth int) RETURNS void
-    AS '$libdir/tscoll', 'tscoll_probe_throw' LANGUAGE C STRICT;
+    AS '$libdir/tscoll_probes', 'tscoll_probe_throw' LANGUAGE C STRICT;
 CREATE FUNCTION probe_pg_error(input text, depth int) RETURNS bigint
-    AS '$libdir/tscoll', 'tscoll_probe_pg_error' LANGUAGE C STRICT;
+    AS '$libdir/tscoll_probes', 'tscoll_probe_pg_error' LANGUAGE C STRICT;
 
 -- Runs a statement; returns its SQLSTATE and messages, or 'ok'.
 CREATE FUNCTION try_detailed(stmt text) RETURNS text LANGUAGE plpgsql AS $$

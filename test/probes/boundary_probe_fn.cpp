@@ -1,14 +1,17 @@
-// Entry points for the error-boundary tests. They are not part of the
-// extension's SQL API: test/sql/boundary.sql declares them itself.
+// Entry points for the error-boundary tests, in a library of their own
+// (tscoll_probes): test/sql/boundary.sql declares them itself.
 extern "C" {
 #include "postgres.h"
+#include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
+
+PG_MODULE_MAGIC;
 }
 
 #include <cstring>
 
-#include "core/boundary_probe.hpp"
+#include "boundary_probe.hpp"
 #include "core/error.hpp"
 #include "pg/guard.hpp"
 

@@ -1,4 +1,4 @@
-#include "core/boundary_probe.hpp"
+#include "boundary_probe.hpp"
 
 #include <new>
 #include <stdexcept>
