@@ -193,7 +193,6 @@ void _PG_init(void) {
     tscoll::pg::catalog::register_transaction_callbacks();
     tscoll::pg::register_insert_callbacks();
     tscoll::pg::register_rule_fallback();
-    tscoll::pg::register_read_plan_callbacks();
     tscoll::pg::register_bucket_table_callbacks();
     tscoll::pg::register_unpack_scan();
     tscoll::pg::register_time_merge();

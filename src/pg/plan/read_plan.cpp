@@ -62,8 +62,11 @@ extern "C" {
 }
 
 #include <initializer_list>
+#include <optional>
 #include <utility>
 
+#include "pg/catalog/collection.hpp"
+#include "pg/guard.hpp"
 #include "pg/plan/collection_read.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/search_path.hpp"
@@ -138,62 +141,18 @@ bool recognise(Query *query, Index rti, CollectionRead *read) {
 
 // ---------------------------------------------------------------------------
 // The current bucket_max_span_seconds of each collection, by bucket table.
-// coll_mod invalidates the bucket table's relcache entry, which empties this
-// and makes PostgreSQL replan every cached plan that reads the collection.
-
-HTAB *spans = nullptr;
-
-struct SpanEntry {
-    Oid bucket_table;
-    int64 seconds;
-};
-
-void forget_spans(Datum, Oid relid) {
-    if (spans == nullptr)
-        return;
-    if (OidIsValid(relid)) {
-        hash_search(spans, &relid, HASH_REMOVE, nullptr);
-        return;
-    }
-    HASH_SEQ_STATUS status;
-    hash_seq_init(&status, spans);
-    while (SpanEntry *e = static_cast<SpanEntry *>(hash_seq_search(&status)))
-        hash_search(spans, &e->bucket_table, HASH_REMOVE, nullptr);
-}
+// coll_mod invalidates the bucket table's relcache entry, which drops its
+// descriptor (catalog/collection.hpp) and makes PostgreSQL replan every
+// cached plan that reads the collection.
 
 // 0 when the catalog has no row for the table.
 int64 span_seconds(Oid bucket_table) {
-    if (spans == nullptr) {
-        HASHCTL ctl = {};
-        ctl.keysize = sizeof(Oid);
-        ctl.entrysize = sizeof(SpanEntry);
-        spans = hash_create("tscoll spans", 64, &ctl, HASH_ELEM | HASH_BLOBS);
-    }
-    bool found = false;
-    auto *e = static_cast<SpanEntry *>(hash_search(spans, &bucket_table, HASH_FIND, &found));
-    if (found)
-        return e->seconds;
     if (!ActiveSnapshotSet())
         return 0;  // no catalog read without a snapshot: no widening this time
-    int64 seconds = 0;
-    if (SPI_connect() != SPI_OK_CONNECT)
-        elog(ERROR, "SPI_connect failed");
-    int search_path = push_catalog_search_path();
-    Oid types[] = {OIDOID};
-    Datum values[] = {ObjectIdGetDatum(bucket_table)};
-    if (SPI_execute_with_args("SELECT bucket_max_span_seconds::int8 FROM tscoll.collections "
-                              "WHERE bucket_table = $1",
-                              1, types, values, nullptr, true, 1) == SPI_OK_SELECT &&
-        SPI_processed == 1) {
-        bool isnull = false;
-        Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-        seconds = isnull ? 0 : DatumGetInt64(d);
-    }
-    pop_search_path(search_path);
-    SPI_finish();
-    e = static_cast<SpanEntry *>(hash_search(spans, &bucket_table, HASH_ENTER, nullptr));
-    e->seconds = seconds;
-    return seconds;
+    return guarded([&] {
+        std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
+        return info ? info->max_span_seconds : int64_t{0};
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -1303,10 +1262,6 @@ void plan_collection_reads(Query *parse) {
     if (!enable_bucket_pruning)
         return;
     reads::plan_reads_in(reinterpret_cast<Node *>(parse), nullptr);
-}
-
-void register_read_plan_callbacks() {
-    CacheRegisterRelcacheCallback(reads::forget_spans, 0);
 }
 
 }  // namespace tscoll::pg

@@ -10,6 +10,5 @@ namespace tscoll::pg {
 
 // Rewrites every read of a collection view in `parse`, before planning.
 void plan_collection_reads(Query *parse);
-void register_read_plan_callbacks();
 
 }  // namespace tscoll::pg

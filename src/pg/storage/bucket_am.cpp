@@ -44,6 +44,7 @@ extern "C" {
 #include "core/bucket.hpp"
 #include "core/error.hpp"
 #include "pg/storage/bucket_am.hpp"
+#include "pg/catalog/collection.hpp"
 #include "pg/write/bucket_store.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/guard.hpp"
@@ -85,51 +86,12 @@ const TableAmRoutine *heap() {
     return GetHeapamTableAmRoutine();
 }
 
-// Bucket table -> its collection's time field ("" while the collection is
-// unknown, as during a restore before tscoll.collections is loaded).
-std::unordered_map<Oid, std::string> time_fields;
-
-void forget_time_field(Datum, Oid relid) {
-    if (relid == InvalidOid)
-        time_fields.clear();
-    else
-        time_fields.erase(relid);
-}
-
-const std::string &time_field_of(Oid bucket_table) {
-    static bool registered = false;
-    if (!registered) {
-        CacheRegisterRelcacheCallback(forget_time_field, 0);
-        registered = true;
-    }
-    if (auto it = time_fields.find(bucket_table); it != time_fields.end())
-        return it->second;
-    std::string field;
-    tscoll::pg::pg_call([&] {
-        if (SPI_connect() != SPI_OK_CONNECT)
-            elog(ERROR, "SPI_connect failed");
-        int search_path = tscoll::pg::push_catalog_search_path();
-        Oid types[] = {OIDOID};
-        Datum values[] = {ObjectIdGetDatum(bucket_table)};
-        int rc = SPI_execute_with_args(
-            "SELECT time_field FROM tscoll.collections WHERE bucket_table = $1", 1, types, values,
-            nullptr, true, 1);
-        tscoll::pg::pop_search_path(search_path);
-        if (rc != SPI_OK_SELECT)
-            elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
-        if (SPI_processed == 1) {
-            char *text = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-            if (text != nullptr)
-                field = text;
-        }
-        SPI_finish();
-    });
-    // An unknown collection is asked again next time: it may be restored by then.
-    if (field.empty()) {
-        static const std::string unknown;
-        return unknown;
-    }
-    return time_fields[bucket_table] = field;
+// The collection's time field ("" while the collection is unknown, as
+// during a restore before tscoll.collections is loaded).
+std::string time_field_of(Oid bucket_table) {
+    std::optional<tscoll::pg::CollectionInfo> info =
+        tscoll::pg::find_collection_of_bucket_table(bucket_table);
+    return info ? info->time_field : std::string();
 }
 
 // Bucket table columns: _id, meta, control, data, min_time, max_time.

@@ -24,20 +24,6 @@ namespace {
 
 constexpr int kMaxReopenCandidates = 8;
 
-std::string text_column(HeapTuple row, TupleDesc desc, int column) {
-    bool isnull = false;
-    Datum d = pg_call([&] { return SPI_getbinval(row, desc, column, &isnull); });
-    if (isnull)
-        return {};
-    return pg_call([&] { return TextDatumGetCString(d); });
-}
-
-int64_t int_column(HeapTuple row, TupleDesc desc, int column) {
-    bool isnull = false;
-    Datum d = pg_call([&] { return SPI_getbinval(row, desc, column, &isnull); });
-    return isnull ? 0 : DatumGetInt64(d);
-}
-
 // Runs a query with the latest snapshot; returns the number of rows.
 uint64 run(const char *query, int nargs, Oid *types, Datum *values, const char *nulls, int limit) {
     return pg_call([&] {
@@ -114,87 +100,6 @@ Float8Columns decode_bucket_float8(const ObjectId &id, bytea *data, const std::s
                                    const std::vector<std::string> &fields) {
     return naming_bucket(
         id, [&] { return BucketData::decode_float8(bytes_of(data), time_field, fields); });
-}
-
-CollectionInfo lookup_collection(Oid view) {
-    std::optional<CollectionInfo> info = find_collection(view);
-    if (!info) {
-        const char *name = pg_call([&] { return get_rel_name(view); });
-        throw Error(
-            ErrorCode::NoSuchCollection,
-            "time-series collection \"" + std::string(name ? name : "?") + "\" does not exist");
-    }
-    return std::move(*info);
-}
-
-namespace {
-
-// The catalog row of `view`, names left out: they are printed outside the
-// pinned search_path.
-std::optional<CollectionInfo> read_collection_row(Oid view) {
-    CatalogSearchPath pinned;
-    pg_call([] {
-        if (SPI_connect() != SPI_OK_CONNECT)
-            elog(ERROR, "SPI_connect failed");
-    });
-    Oid types[] = {OIDOID};
-    Datum values[] = {ObjectIdGetDatum(view)};
-    uint64 rows = pg_call([&] {
-        int rc = SPI_execute_with_args(
-            "SELECT c.bucket_table::oid, r.relowner, "
-            "       c.time_field, c.meta_field, c.bucket_max_span_seconds::int8, "
-            "       c.bucket_rounding_seconds::int8, "
-            "       EXISTS (SELECT FROM pg_catalog.pg_index i "
-            "                WHERE i.indrelid = r.oid AND i.indisvalid AND i.indpred IS NULL "
-            "                  AND (i.indkey[0] = 5 OR (c.meta_field IS NOT NULL "
-            "                       AND i.indkey[0] = 2 AND i.indkey[1] = 5))) "
-            "  FROM tscoll.collections c JOIN pg_catalog.pg_class r ON r.oid = c.bucket_table "
-            " WHERE c.view = $1",
-            1, types, values, nullptr, true, 1);
-        if (rc != SPI_OK_SELECT)
-            elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
-        return SPI_processed;
-    });
-    if (rows != 1) {
-        pg_call([] { SPI_finish(); });
-        return std::nullopt;
-    }
-    HeapTuple row = SPI_tuptable->vals[0];
-    TupleDesc desc = SPI_tuptable->tupdesc;
-    CollectionInfo info;
-    info.view = view;
-    info.bucket_table = static_cast<Oid>(int_column(row, desc, 1) & 0xFFFFFFFF);
-    info.owner = static_cast<Oid>(int_column(row, desc, 2) & 0xFFFFFFFF);
-    info.time_field = text_column(row, desc, 3);
-    info.meta_field = text_column(row, desc, 4);
-    info.max_span_seconds = int_column(row, desc, 5);
-    info.rounding_seconds = int_column(row, desc, 6);
-    bool isnull = false;
-    info.reopen_index = DatumGetBool(SPI_getbinval(row, desc, 7, &isnull));
-    pg_call([] { SPI_finish(); });
-    return info;
-}
-
-}  // namespace
-
-std::optional<CollectionInfo> find_collection(Oid view) {
-    std::optional<CollectionInfo> info = read_collection_row(view);
-    if (info) {
-        info->view_name = display_name(view);
-        info->bucket_name = qualified_name(info->bucket_table);
-    }
-    return info;
-}
-
-void check_view_privilege(const CollectionInfo &info, AclMode mode) {
-    pg_call([&] {
-        if (pg_class_aclcheck(info.view, GetUserId(), mode) != ACLCHECK_OK)
-            ereport(ERROR,
-                    (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                     errmsg("permission denied for view %s", info.view_name.c_str()),
-                     errhint("The collection's owner can GRANT %s ON %s.",
-                             mode == ACL_SELECT ? "SELECT" : "INSERT", info.view_name.c_str())));
-    });
 }
 
 OwnerSession::OwnerSession(const CollectionInfo &info) {

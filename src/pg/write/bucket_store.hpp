@@ -18,30 +18,9 @@ extern "C" {
 #include "core/bucket.hpp"
 #include "pg/storage/bucket_am.hpp"
 #include "pg/catalog/catalog.hpp"
+#include "pg/catalog/collection.hpp"
 
 namespace tscoll::pg {
-
-struct CollectionInfo {
-    Oid view = InvalidOid;
-    Oid bucket_table = InvalidOid;
-    Oid owner = InvalidOid;
-    std::string view_name;    // as regclass prints it, for messages
-    std::string bucket_name;  // schema-qualified, for queries
-    std::string time_field;
-    std::string meta_field;  // empty when none
-    int64_t max_span_seconds = 0;
-    int64_t rounding_seconds = 0;
-    bool reopen_index = false;  // an index leads with (meta, min_time) or min_time
-};
-
-// The collection whose view is `view`; throws when there is none.
-// Reads the catalog with search_path pinned (search_path.hpp).
-CollectionInfo lookup_collection(Oid view);
-// The same, nullopt when `view` is not a collection's view.
-std::optional<CollectionInfo> find_collection(Oid view);
-
-// Raises 42501 unless the current user holds `mode` on the collection's view.
-void check_view_privilege(const CollectionInfo &info, AclMode mode);
 
 // Connects to SPI and acts as the bucket table's owner until finish(): the
 // caller's privilege on the view is what counts (SPEC §2.3), the bucket

@@ -1,0 +1,165 @@
+#include "pg/catalog/collection.hpp"
+
+extern "C" {
+#include "catalog/pg_type_d.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+}
+
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "pg/guard.hpp"
+#include "pg/search_path.hpp"
+
+namespace tscoll::pg {
+
+namespace {
+
+// By view; view_name is printed on each lookup (it depends on the caller's
+// search_path).
+std::unordered_map<Oid, CollectionInfo> by_view;
+std::unordered_map<Oid, Oid> view_of_bucket_table;
+bool callback_registered = false;
+
+void forget(Datum, Oid relid) {
+    if (!OidIsValid(relid)) {
+        by_view.clear();
+        view_of_bucket_table.clear();
+        return;
+    }
+    auto bucket = view_of_bucket_table.find(relid);
+    Oid view = bucket != view_of_bucket_table.end() ? bucket->second : relid;
+    auto it = by_view.find(view);
+    if (it == by_view.end())
+        return;
+    view_of_bucket_table.erase(it->second.bucket_table);
+    by_view.erase(it);
+}
+
+std::string text_column(HeapTuple row, TupleDesc desc, int column) {
+    bool isnull = false;
+    Datum d = pg_call([&] { return SPI_getbinval(row, desc, column, &isnull); });
+    if (isnull)
+        return {};
+    return pg_call([&] { return TextDatumGetCString(d); });
+}
+
+int64_t int_column(HeapTuple row, TupleDesc desc, int column) {
+    bool isnull = false;
+    Datum d = pg_call([&] { return SPI_getbinval(row, desc, column, &isnull); });
+    return isnull ? 0 : DatumGetInt64(d);
+}
+
+// The catalog row of the collection whose `key` column ("view" or
+// "bucket_table") is `relid`, read with search_path pinned.
+std::optional<CollectionInfo> read_collection_row(const char *key, Oid relid) {
+    CatalogSearchPath pinned;
+    pg_call([] {
+        if (SPI_connect() != SPI_OK_CONNECT)
+            elog(ERROR, "SPI_connect failed");
+    });
+    std::string query =
+        "SELECT c.view::oid, c.bucket_table::oid, r.relowner, "
+        "       c.time_field, c.meta_field, c.bucket_max_span_seconds::int8, "
+        "       c.bucket_rounding_seconds::int8, "
+        "       EXISTS (SELECT FROM pg_catalog.pg_index i "
+        "                WHERE i.indrelid = r.oid AND i.indisvalid AND i.indpred IS NULL "
+        "                  AND (i.indkey[0] = 5 OR (c.meta_field IS NOT NULL "
+        "                       AND i.indkey[0] = 2 AND i.indkey[1] = 5))) "
+        "  FROM tscoll.collections c JOIN pg_catalog.pg_class r ON r.oid = c.bucket_table "
+        " WHERE c." +
+        std::string(key) + " = $1";
+    Oid types[] = {OIDOID};
+    Datum values[] = {ObjectIdGetDatum(relid)};
+    uint64 rows = pg_call([&] {
+        int rc = SPI_execute_with_args(query.c_str(), 1, types, values, nullptr, true, 1);
+        if (rc != SPI_OK_SELECT)
+            elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
+        return SPI_processed;
+    });
+    if (rows != 1) {
+        pg_call([] { SPI_finish(); });
+        return std::nullopt;
+    }
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    CollectionInfo info;
+    info.view = static_cast<Oid>(int_column(row, desc, 1) & 0xFFFFFFFF);
+    info.bucket_table = static_cast<Oid>(int_column(row, desc, 2) & 0xFFFFFFFF);
+    info.owner = static_cast<Oid>(int_column(row, desc, 3) & 0xFFFFFFFF);
+    info.time_field = text_column(row, desc, 4);
+    info.meta_field = text_column(row, desc, 5);
+    info.max_span_seconds = int_column(row, desc, 6);
+    info.rounding_seconds = int_column(row, desc, 7);
+    bool isnull = false;
+    info.reopen_index = DatumGetBool(SPI_getbinval(row, desc, 8, &isnull));
+    pg_call([] { SPI_finish(); });
+    return info;
+}
+
+std::optional<CollectionInfo> cached(Oid view) {
+    auto it = by_view.find(view);
+    if (it == by_view.end())
+        return std::nullopt;
+    CollectionInfo info = it->second;
+    info.view_name = display_name(view);
+    return info;
+}
+
+// Reads and keeps a row (a collection unknown now is asked again next time).
+std::optional<CollectionInfo> load(const char *key, Oid relid) {
+    if (!callback_registered) {
+        pg_call([] { CacheRegisterRelcacheCallback(forget, 0); });
+        callback_registered = true;
+    }
+    std::optional<CollectionInfo> info = read_collection_row(key, relid);
+    if (!info)
+        return std::nullopt;
+    info->bucket_name = qualified_name(info->bucket_table);
+    view_of_bucket_table[info->bucket_table] = info->view;
+    by_view[info->view] = *info;
+    return cached(info->view);
+}
+
+}  // namespace
+
+std::optional<CollectionInfo> find_collection(Oid view) {
+    if (std::optional<CollectionInfo> info = cached(view))
+        return info;
+    return load("view", view);
+}
+
+std::optional<CollectionInfo> find_collection_of_bucket_table(Oid bucket_table) {
+    if (auto it = view_of_bucket_table.find(bucket_table); it != view_of_bucket_table.end())
+        return cached(it->second);
+    return load("bucket_table", bucket_table);
+}
+
+CollectionInfo lookup_collection(Oid view) {
+    std::optional<CollectionInfo> info = find_collection(view);
+    if (!info) {
+        const char *name = pg_call([&] { return get_rel_name(view); });
+        throw Error(
+            ErrorCode::NoSuchCollection,
+            "time-series collection \"" + std::string(name ? name : "?") + "\" does not exist");
+    }
+    return std::move(*info);
+}
+
+void check_view_privilege(const CollectionInfo &info, AclMode mode) {
+    pg_call([&] {
+        if (pg_class_aclcheck(info.view, GetUserId(), mode) != ACLCHECK_OK)
+            ereport(ERROR,
+                    (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                     errmsg("permission denied for view %s", info.view_name.c_str()),
+                     errhint("The collection's owner can GRANT %s ON %s.",
+                             mode == ACL_SELECT ? "SELECT" : "INSERT", info.view_name.c_str())));
+    });
+}
+
+}  // namespace tscoll::pg

@@ -1,0 +1,43 @@
+// A collection's descriptor: its row of tscoll.collections and what
+// follows from it, one per collection for every reader (the insert path,
+// the access method, the planner, UPDATE/DELETE, the SQL functions). Read
+// once per session and kept until a relcache invalidation of its view or
+// bucket table (renames, owner and index changes, coll_mod, DROP) drops it.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "nodes/parsenodes.h"
+}
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tscoll::pg {
+
+struct CollectionInfo {
+    Oid view = InvalidOid;
+    Oid bucket_table = InvalidOid;
+    Oid owner = InvalidOid;
+    std::string view_name;    // as regclass prints it in the caller's path, for messages
+    std::string bucket_name;  // schema-qualified, for queries
+    std::string time_field;
+    std::string meta_field;  // empty when none
+    int64_t max_span_seconds = 0;
+    int64_t rounding_seconds = 0;
+    bool reopen_index = false;  // an index leads with (meta, min_time) or min_time
+};
+
+// The collection whose view is `view`; throws (42P01) when there is none.
+CollectionInfo lookup_collection(Oid view);
+// The same, nullopt when `view` is not a collection's view.
+std::optional<CollectionInfo> find_collection(Oid view);
+// The collection whose bucket table is `bucket_table`, or nullopt (also
+// while tscoll.collections does not know it yet, as during a restore).
+std::optional<CollectionInfo> find_collection_of_bucket_table(Oid bucket_table);
+
+// Raises 42501 unless the current user holds `mode` on the collection's view.
+void check_view_privilege(const CollectionInfo &info, AclMode mode);
+
+}  // namespace tscoll::pg
