@@ -8,6 +8,7 @@
 #   nopreload   pg_regress, temporary instance without preloading
 #   fuzz        libFuzzer on the bucket data decoder, TSCOLL_FUZZ_SECONDS (60)
 #   integration 8 pgbench clients x 20,000 single-row inserts, then checks
+#   docs        doc/REFERENCE.md documents every public function of sql/
 # Results and diffs of pg_regress end up in build/<layer>/.
 # TSCOLL_TEST_LAYERS="regress isolation" runs only those layers (development).
 source "$(dirname "$0")/lib.sh"
@@ -35,7 +36,7 @@ PASSED=0
 FAILED=0
 SUMMARY=()
 
-LAYERS=${TSCOLL_TEST_LAYERS:-unit unit-asan fuzz regress isolation nopreload integration}
+LAYERS=${TSCOLL_TEST_LAYERS:-unit unit-asan fuzz regress isolation nopreload integration docs}
 wanted() { [[ " $LAYERS " == *" $1 "* ]]; }
 
 # Adds one layer's counts: layer passed failed.
@@ -139,6 +140,12 @@ run_integration() {
     count integration "$ok" $((${planned:-1} - ok))
 }
 wanted integration && run_integration
+
+# The user's manual covers every public function of sql/.
+if wanted docs; then
+    log "docs: doc/REFERENCE.md against sql/"
+    if "$ROOT/test/docs/reference_covers_sql.sh"; then count docs 1 0; else count docs 0 1; fi
+fi
 
 echo
 printf '%s\n' "${SUMMARY[@]}"
