@@ -1,6 +1,7 @@
 // A collection view as a query reads it, and what the planning of reads
-// shares between read_plan.cpp (pruning, lazy unpacking, last points) and
-// read_aggregate.cpp (aggregation in buckets). Internal to those two.
+// shares between read_plan.cpp (lazy unpacking), prune.cpp (bucket
+// pruning), points.cpp (last and first points) and read_aggregate.cpp
+// (aggregation in buckets). Internal to plan/.
 #pragma once
 
 extern "C" {
@@ -73,5 +74,28 @@ void replace_unpacking(const CollectionRead &read, FuncExpr *call, List *names, 
 // Whether the view now reads the partial aggregates of its buckets
 // (read_aggregate.cpp).
 bool aggregate_in_buckets(const CollectionRead &read);
+
+// The bucket table's column `name` as the view's bucket row has it.
+Node *bucket_column(const CollectionRead &read, const char *name);
+
+// Bucket pruning (prune.cpp): the query's conditions on the view give
+// conditions on bucket rows, added to the view's WHERE.
+void add_bucket_conditions(const CollectionRead &read);
+// A condition on bucket rows implied by `qual`, or nullptr.
+Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or = false);
+// `node` with the view's meta column read from the bucket row.
+Node *meta_of_buckets(Node *node, CollectionRead *read);
+
+// The time window of _unpack and _unpack_fields (read_plan.cpp): the
+// measurements at or after (upper: at or before) `bound`.
+List *window_from(Node *bound, bool upper);
+
+// Last and first points (points.cpp).
+bool selects_from_view_alone(const CollectionRead &read);
+bool selects_by_meta_only(const CollectionRead &read);
+// Whether the view now reads only the latest measurement of each bucket.
+bool read_last_points_only(const CollectionRead &read);
+// The window in which the first points asked for are, else NIL.
+List *read_first_points_only(CollectionRead read);
 
 }  // namespace tscoll::pg::reads

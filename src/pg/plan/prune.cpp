@@ -1,0 +1,476 @@
+// Bucket pruning (plan/read_plan.cpp): the conditions on bucket rows that a
+// query's conditions on the view imply, added to the view's WHERE.
+// This file holds no C++ object with a destructor: it calls PostgreSQL
+// directly (see guard.hpp).
+extern "C" {
+#include "postgres.h"
+#include "access/stratnum.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "executor/spi.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "parser/analyze.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_func.h"
+#include "parser/parsetree.h"
+#include "parser/scansup.h"
+#include "rewrite/rewriteManip.h"
+#include "tcop/tcopprot.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+}
+
+#include <initializer_list>
+#include <optional>
+#include <utility>
+
+#include "pg/catalog/collection.hpp"
+#include "pg/guard.hpp"
+#include "pg/plan/collection_read.hpp"
+#include "pg/node_trees.hpp"
+#include "pg/search_path.hpp"
+#include "pg/settings.hpp"
+
+namespace tscoll::pg::reads {
+
+// ---------------------------------------------------------------------------
+// The current bucket_max_span_seconds of each collection, by bucket table.
+// coll_mod invalidates the bucket table's relcache entry, which drops its
+// descriptor (catalog/collection.hpp) and makes PostgreSQL replan every
+// cached plan that reads the collection.
+
+// 0 when the catalog has no row for the table.
+int64 span_seconds(Oid bucket_table) {
+    if (!ActiveSnapshotSet())
+        return 0;  // no catalog read without a snapshot: no widening this time
+    return guarded([&] {
+        std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
+        return info ? info->max_span_seconds : int64_t{0};
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Bucket pruning.
+
+bool is_bound(Node *expr) {
+    return !contain_var_clause(expr) && !contain_volatile_functions(expr) &&
+           !checkExprHasSubLink(expr);
+}
+
+int commute(int strategy) {
+    return BTMaxStrategyNumber + 1 - strategy;  // < <= = >= > mirrored
+}
+
+// `node` as a btree comparison of something with a bound, else false.
+bool as_comparison(Node *node, Comparison *c) {
+    if (!IsA(node, OpExpr) || list_length(castNode(OpExpr, node)->args) != 2)
+        return false;
+    OpExpr *op = castNode(OpExpr, node);
+    Node *left = static_cast<Node *>(linitial(op->args));
+    Node *right = static_cast<Node *>(lsecond(op->args));
+    bool bound_right = is_bound(right);
+    if (!bound_right && !is_bound(left))
+        return false;
+    List *meanings = get_op_btree_interpretation(op->opno);
+    ListCell *lc;
+    foreach (lc, meanings) {
+        auto *m = static_cast<OpBtreeInterpretation *>(lfirst(lc));
+        if (m->strategy < BTLessStrategyNumber || m->strategy > BTGreaterStrategyNumber)
+            continue;
+        *c = Comparison{bound_right ? left : right, bound_right ? right : left,
+                        bound_right ? m->strategy : commute(m->strategy), m->opfamily_id,
+                        bound_right ? m->oplefttype : m->oprighttype};
+        return true;
+    }
+    return false;
+}
+
+bool is_column(Node *node, const CollectionRead &read, AttrNumber column) {
+    if (!IsA(node, Var))
+        return false;
+    Var *v = castNode(Var, node);
+    return static_cast<Index>(v->varno) == read.view_rti && v->varattno == column &&
+           v->varlevelsup == 0;
+}
+
+Node *compare(Node *left, int strategy, Oid opfamily, Node *right) {
+    Oid opno = get_opfamily_member(opfamily, exprType(left), exprType(right), strategy);
+    if (!OidIsValid(opno))
+        return nullptr;
+    auto *op = castNode(OpExpr, make_opclause(opno, BOOLOID, false, (Expr *)left,
+                                              (Expr *)copy_node(right), InvalidOid, InvalidOid));
+    set_opfuncid(op);
+    return reinterpret_cast<Node *>(op);
+}
+
+// tscoll._time_shift(bound, seconds): bound + seconds, saturating.
+Node *shift(Node *bound, int64 seconds) {
+    Oid types[] = {TIMESTAMPTZOID, INT8OID};
+    Oid fn = tscoll_function("_time_shift", 2, types);
+    if (!OidIsValid(fn))
+        return nullptr;
+    List *args = list_make2(
+        copy_node(bound),
+        makeConst(INT8OID, -1, InvalidOid, 8, Int64GetDatum(seconds), false, FLOAT8PASSBYVAL));
+    return reinterpret_cast<Node *>(
+        makeFuncExpr(fn, TIMESTAMPTZOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+}
+
+Node *bucket_column(const CollectionRead &read, const char *name) {
+    AttrNumber attno = get_attnum(read.bucket_table, name);
+    if (attno == InvalidAttrNumber)
+        return nullptr;
+    return reinterpret_cast<Node *>(
+        makeVar(read.bucket_rti, attno, get_atttype(read.bucket_table, attno), -1, InvalidOid, 0));
+}
+
+// The AND of the conditions that are not nullptr (which imply nothing).
+Node *all_of(List *parts) {
+    List *conditions = NIL;
+    ListCell *lc;
+    foreach (lc, parts)
+        if (lfirst(lc) != nullptr)
+            conditions = lappend(conditions, lfirst(lc));
+    if (conditions == NIL)
+        return nullptr;
+    return list_length(conditions) == 1 ? static_cast<Node *>(linitial(conditions))
+                                        : reinterpret_cast<Node *>(make_andclause(conditions));
+}
+
+// MongoDB's rules (SPEC §5): time > T => max > T AND min > T - span; time <
+// T => min < T AND max < T + span; = needs both. A bucket's min_time is at
+// most its earliest measurement, max_time its latest, and the two are less
+// than the current span apart (coll_mod only raises it).
+Node *time_condition(const CollectionRead &read, const Comparison &c) {
+    Node *min_time = bucket_column(read, "min_time");
+    Node *max_time = bucket_column(read, "max_time");
+    if (min_time == nullptr || max_time == nullptr)
+        return nullptr;
+    int64 span = c.subject_type == TIMESTAMPTZOID && exprType(c.bound) == TIMESTAMPTZOID
+                     ? span_seconds(read.bucket_table)
+                     : 0;
+    bool below = c.strategy == BTLessStrategyNumber || c.strategy == BTLessEqualStrategyNumber;
+    bool above =
+        c.strategy == BTGreaterStrategyNumber || c.strategy == BTGreaterEqualStrategyNumber;
+    List *parts = NIL;
+    if (below || c.strategy == BTEqualStrategyNumber) {
+        int s = below ? c.strategy : static_cast<int>(BTLessEqualStrategyNumber);
+        parts = lappend(parts, compare(min_time, s, c.opfamily, c.bound));
+        if (Node *later = span > 0 ? shift(c.bound, span) : nullptr)
+            parts = lappend(parts, compare(copy_node(max_time), s, c.opfamily, later));
+    }
+    if (above || c.strategy == BTEqualStrategyNumber) {
+        int s = above ? c.strategy : static_cast<int>(BTGreaterEqualStrategyNumber);
+        parts = lappend(parts, compare(copy_node(max_time), s, c.opfamily, c.bound));
+        if (Node *earlier = span > 0 ? shift(c.bound, -span) : nullptr)
+            parts = lappend(parts, compare(copy_node(min_time), s, c.opfamily, earlier));
+    }
+    return all_of(parts);
+}
+
+// The key of doc->>'key' or doc->'key' on the view's doc column, else nullptr.
+const char *field_key(Node *node, const CollectionRead &read, Oid funcid) {
+    if (read.doc_column == 0 || !IsA(node, OpExpr))
+        return nullptr;
+    OpExpr *op = castNode(OpExpr, node);
+    set_opfuncid(op);
+    if (op->opfuncid != funcid || list_length(op->args) != 2 ||
+        !is_column(static_cast<Node *>(linitial(op->args)), read, read.doc_column) ||
+        !IsA(lsecond(op->args), Const))
+        return nullptr;
+    Const *key = lsecond_node(Const, op->args);
+    if (key->constisnull || key->consttype != TEXTOID)
+        return nullptr;
+    return TextDatumGetCString(key->constvalue);
+}
+
+// (doc->>'f')::float8|numeric|int <op> bound, or doc->'f' <op> bound (jsonb):
+// tscoll._control_may_match(control, 'f', strategy, bound).
+Node *field_condition(const CollectionRead &read, const Comparison &c) {
+    const char *key = nullptr;
+    Node *bound = c.bound;
+    Oid bound_type = exprType(bound);
+    if (IsA(c.subject, CoerceViaIO)) {
+        Oid to = castNode(CoerceViaIO, c.subject)->resulttype;
+        key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, c.subject)->arg), read,
+                        F_JSONB_OBJECT_FIELD_TEXT);
+        if (to == FLOAT8OID && bound_type == FLOAT8OID) {
+        } else if (to == NUMERICOID && bound_type == NUMERICOID) {
+        } else if ((to == INT2OID || to == INT4OID || to == INT8OID) &&
+                   (bound_type == INT2OID || bound_type == INT4OID || bound_type == INT8OID)) {
+            bound = coerce_to_target_type(nullptr, bound, bound_type, NUMERICOID, -1,
+                                          COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1);
+        } else {
+            return nullptr;
+        }
+    } else if (bound_type == JSONBOID) {
+        key = field_key(c.subject, read, F_JSONB_OBJECT_FIELD);
+    }
+    if (key == nullptr || bound == nullptr)
+        return nullptr;
+    Node *control = bucket_column(read, "control");
+    if (control == nullptr)
+        return nullptr;
+    List *args = list_make4(
+        control,
+        makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum(key), false, false),
+        makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(c.strategy), false, true),
+        copy_node(bound));
+    Oid types[] = {JSONBOID, TEXTOID, INT4OID, exprType(bound)};
+    Oid fn = tscoll_function("_control_may_match", 4, types);
+    if (!OidIsValid(fn))
+        return nullptr;
+    return reinterpret_cast<Node *>(
+        makeFuncExpr(fn, BOOLOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+}
+
+// The jsonb values whose ->> text is `text`: the string, and the number or
+// boolean that jsonb prints as exactly `text`.
+List *jsonb_spellings(const char *text) {
+    StringInfoData quoted;
+    initStringInfo(&quoted);
+    escape_json(&quoted, text);
+    Datum string = DirectFunctionCall1(jsonb_in, CStringGetDatum(quoted.data));
+    List *values = list_make1(makeConst(JSONBOID, -1, InvalidOid, -1, string, false, false));
+    size_t length = strlen(text);
+    const char *digits = text + (text[0] == '-');
+    const char *dot = strchr(digits, '.');
+    bool number = length > 0 && length < 1000 && isdigit(static_cast<unsigned char>(digits[0])) &&
+                  strspn(digits, "0123456789.") == strlen(digits) &&
+                  (dot == nullptr || strchr(dot + 1, '.') == nullptr);
+    if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0 ||
+        (number && strchr("0123456789", text[length - 1]) != nullptr)) {
+        // Only a canonical spelling can be jsonb's output; anything else,
+        // such as "05" or "1.", is left to the string alone.
+        Datum parsed = number ? DirectFunctionCall3(numeric_in, CStringGetDatum(text),
+                                                    ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1))
+                              : 0;
+        if (!number || strcmp(DatumGetCString(DirectFunctionCall1(numeric_out, parsed)), text) == 0)
+            values = lappend(values, makeConst(JSONBOID, -1, InvalidOid, -1,
+                                               DirectFunctionCall1(jsonb_in, CStringGetDatum(text)),
+                                               false, false));
+    }
+    return values;
+}
+
+// meta->>'k' = 'text' => meta->'k' IN (the jsonb values printed as 'text'),
+// which an index on a meta subfield (MongoDB's "meta.k") can serve.
+Node *meta_condition(const CollectionRead &read, const Comparison &c) {
+    if (c.strategy != BTEqualStrategyNumber || !IsA(c.bound, Const) ||
+        castNode(Const, c.bound)->constisnull || castNode(Const, c.bound)->consttype != TEXTOID ||
+        !IsA(c.subject, OpExpr))
+        return nullptr;
+    OpExpr *field = castNode(OpExpr, c.subject);
+    set_opfuncid(field);
+    if (field->opfuncid != F_JSONB_OBJECT_FIELD_TEXT ||
+        !is_column(static_cast<Node *>(linitial(field->args)), read, read.meta_column) ||
+        !IsA(lsecond(field->args), Const))
+        return nullptr;
+    Node *meta = bucket_column(read, "meta");
+    List *arrow = qualified("pg_catalog", "->");
+    List *equals = qualified("pg_catalog", "=");
+    Oid arrow_op = OpernameGetOprid(arrow, JSONBOID, TEXTOID);
+    Oid equals_op = OpernameGetOprid(equals, JSONBOID, JSONBOID);
+    if (meta == nullptr || !OidIsValid(arrow_op) || !OidIsValid(equals_op))
+        return nullptr;
+    Expr *subfield =
+        make_opclause(arrow_op, JSONBOID, false, (Expr *)meta,
+                      (Expr *)copy_node(lsecond(field->args)), InvalidOid, DEFAULT_COLLATION_OID);
+    set_opfuncid(castNode(OpExpr, subfield));
+    const char *printed = TextDatumGetCString(castNode(Const, c.bound)->constvalue);
+    if (printed[0] == '{' || printed[0] == '[')
+        return nullptr;  // an object's or array's text: no index lookup for those
+    List *values = jsonb_spellings(printed);
+    List *alternatives = NIL;
+    ListCell *lc;
+    foreach (lc, values) {
+        Expr *eq = make_opclause(equals_op, BOOLOID, false, copy_node(subfield),
+                                 static_cast<Expr *>(lfirst(lc)), InvalidOid, InvalidOid);
+        set_opfuncid(castNode(OpExpr, eq));
+        alternatives = lappend(alternatives, eq);
+    }
+    return list_length(alternatives) == 1 ? static_cast<Node *>(linitial(alternatives))
+                                          : reinterpret_cast<Node *>(make_orclause(alternatives));
+}
+
+bool reads_only_meta(Node *node, const CollectionRead &read);
+
+// t IN (...) or t = ANY(array) on the time column: one equality's
+// condition per element for up to kMaxInElements known elements, else
+// min_time <= ANY(array) AND max_time >= ANY(array), looser but still
+// true of every bucket that can hold a match.
+constexpr int kMaxInElements = 100;
+
+Node *time_in_condition(const CollectionRead &read, ScalarArrayOpExpr *in) {
+    if (!in->useOr || list_length(in->args) != 2 ||
+        !is_column(static_cast<Node *>(linitial(in->args)), read, read.time_column))
+        return nullptr;
+    Node *array = static_cast<Node *>(lsecond(in->args));
+    if (!is_bound(array))
+        return nullptr;
+    Oid element_type = get_element_type(exprType(array));
+    Comparison c{static_cast<Node *>(linitial(in->args)), nullptr, 0, InvalidOid, TIMESTAMPTZOID};
+    List *meanings = get_op_btree_interpretation(in->opno);
+    ListCell *lc;
+    foreach (lc, meanings) {
+        auto *m = static_cast<OpBtreeInterpretation *>(lfirst(lc));
+        if (m->strategy == BTEqualStrategyNumber && m->oplefttype == TIMESTAMPTZOID) {
+            c.strategy = m->strategy;
+            c.opfamily = m->opfamily_id;
+        }
+    }
+    if (c.strategy == 0 || !OidIsValid(element_type))
+        return nullptr;
+    array = copy_node(array);
+    IncrementVarSublevelsUp(array, 1, 1);
+    List *elements = NIL;
+    if (IsA(array, ArrayExpr) && !castNode(ArrayExpr, array)->multidims) {
+        elements = castNode(ArrayExpr, array)->elements;
+    } else if (IsA(array, Const)) {
+        Const *constant = castNode(Const, array);
+        if (constant->constisnull)
+            return reinterpret_cast<Node *>(makeBoolConst(false, false));
+        Datum *values;
+        bool *nulls;
+        int n;
+        int16 length;
+        bool by_value;
+        char align;
+        get_typlenbyvalalign(element_type, &length, &by_value, &align);
+        deconstruct_array(DatumGetArrayTypeP(constant->constvalue), element_type, length, by_value,
+                          align, &values, &nulls, &n);
+        for (int i = 0; i < n; i++)
+            if (!nulls[i])  // = NULL matches nothing
+                elements = lappend(elements, makeConst(element_type, -1, InvalidOid, length,
+                                                       values[i], false, by_value));
+        if (elements == NIL)
+            return reinterpret_cast<Node *>(makeBoolConst(false, false));
+    }
+    if (elements != NIL && list_length(elements) <= kMaxInElements) {
+        List *alternatives = NIL;
+        foreach (lc, elements) {
+            c.bound = static_cast<Node *>(lfirst(lc));
+            Node *one = time_condition(read, c);
+            if (one == nullptr)
+                return nullptr;
+            alternatives = lappend(alternatives, one);
+        }
+        return list_length(alternatives) == 1
+                   ? static_cast<Node *>(linitial(alternatives))
+                   : reinterpret_cast<Node *>(make_orclause(alternatives));
+    }
+    List *parts = NIL;
+    for (auto [column, strategy] : {std::pair{"min_time", BTLessEqualStrategyNumber},
+                                    std::pair{"max_time", BTGreaterEqualStrategyNumber}}) {
+        Oid opno = get_opfamily_member(c.opfamily, TIMESTAMPTZOID, element_type, strategy);
+        Node *side = bucket_column(read, column);
+        if (!OidIsValid(opno) || side == nullptr)
+            return nullptr;
+        ScalarArrayOpExpr *any = makeNode(ScalarArrayOpExpr);
+        any->opno = opno;
+        any->opfuncid = get_opcode(opno);
+        any->useOr = true;
+        any->args = list_make2(side, copy_node(array));
+        any->location = -1;
+        parts = lappend(parts, any);
+    }
+    return reinterpret_cast<Node *>(make_andclause(parts));
+}
+
+// `node` with the bucket table's meta in place of the view's meta column.
+Node *meta_of_buckets(Node *node, CollectionRead *read) {
+    if (node == nullptr)
+        return nullptr;
+    if (is_column(node, *read, read->meta_column))
+        return bucket_column(*read, "meta");
+    return expression_tree_mutator(node, mutator(meta_of_buckets), read);
+}
+
+// A condition on bucket rows implied by the query's condition `qual`, or
+// nullptr when it implies none. Within an OR that reads more than meta, a
+// condition on meta alone is itself a bucket condition; at the top, or in
+// an OR on meta alone, PostgreSQL already pushes it down to the buckets,
+// so repeating it would only skew the estimates.
+Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or) {
+    if (qual == nullptr)
+        return nullptr;
+    if (IsA(qual, List))
+        qual = reinterpret_cast<Node *>(make_ands_explicit(castNode(List, qual)));
+    if (is_andclause(qual)) {
+        List *parts = NIL;
+        ListCell *lc;
+        foreach (lc, castNode(BoolExpr, qual)->args)
+            parts =
+                lappend(parts, bucket_condition(read, static_cast<Node *>(lfirst(lc)), within_or));
+        return all_of(parts);
+    }
+    if (is_orclause(qual)) {
+        // An OR on meta alone is pushed down whole by PostgreSQL.
+        bool mixed = within_or || !reads_only_meta(qual, read);
+        List *parts = NIL;
+        ListCell *lc;
+        foreach (lc, castNode(BoolExpr, qual)->args) {
+            Node *part = bucket_condition(read, static_cast<Node *>(lfirst(lc)), mixed);
+            if (part == nullptr)
+                return nullptr;
+            parts = lappend(parts, part);
+        }
+        return reinterpret_cast<Node *>(make_orclause(parts));
+    }
+    if (IsA(qual, ScalarArrayOpExpr))
+        if (Node *in = time_in_condition(read, castNode(ScalarArrayOpExpr, qual)))
+            return in;
+    Comparison c;
+    if (as_comparison(qual, &c)) {
+        // The bound moves one level down, into the view: references to outer
+        // queries (a correlated subquery's) must reach as far up as before.
+        c.bound = copy_node(c.bound);
+        IncrementVarSublevelsUp(c.bound, 1, 1);
+        if (is_column(c.subject, read, read.time_column))
+            return time_condition(read, c);
+        if (Node *meta = meta_condition(read, c))
+            return meta;
+        if (Node *field = field_condition(read, c))
+            return field;
+    }
+    // Strict only: the view may be the nullable side of an outer join, where
+    // pruning a bucket turns its rows into NULLs, which `m IS NULL` (say)
+    // would then let through. A strict condition rejects them as before.
+    if (within_or && read.meta_column != 0 && reads_only_meta(qual, read) &&
+        !contain_nonstrict_functions(qual))
+        return meta_of_buckets(copy_node(qual), const_cast<CollectionRead *>(&read));
+    return nullptr;
+}
+
+void add_bucket_conditions(const CollectionRead &read) {
+    // MERGE's join condition does not filter the source: NOT MATCHED rows count.
+    if (read.query->commandType == CMD_MERGE)
+        return;
+    Node *condition = bucket_condition(read, read.query->jointree->quals);
+    if (condition == nullptr)
+        return;
+    FromExpr *from = read.view->jointree;
+    from->quals =
+        from->quals == nullptr
+            ? condition
+            : reinterpret_cast<Node *>(make_andclause(list_make2(from->quals, condition)));
+}
+
+}  // namespace tscoll::pg::reads
