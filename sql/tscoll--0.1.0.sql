@@ -357,18 +357,20 @@ CREATE FUNCTION tscoll._placeholder(integer) RETURNS boolean
     LANGUAGE sql IMMUTABLE AS 'SELECT NULL::pg_catalog.bool';
 -- What the view's rules call when a statement reached them untranslated
 -- (parsed before tscoll was loaded in the session): src/pg/rule_fallback.cpp.
+-- Costly, so that the planner checks the rules' other conditions first.
 CREATE FUNCTION tscoll._rule_match(view regclass, bucket_table regclass, _id tscoll.objectid,
-                                   data bytea, "time" timestamptz, doc jsonb, new_meta jsonb,
-                                   only_meta boolean) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'tscoll_rule_match' LANGUAGE C VOLATILE;
+                                   ctid tid, bucket_meta jsonb, min_time timestamptz,
+                                   max_time timestamptz, data bytea, "time" timestamptz,
+                                   meta jsonb, doc jsonb, new_meta jsonb, only_meta boolean)
+    RETURNS boolean AS 'MODULE_PATHNAME', 'tscoll_rule_match' LANGUAGE C VOLATILE COST 100000;
 -- An UPDATE of a collection without a meta field, untranslated: immutable
 -- so that it raises while the statement is planned, whatever it would match.
 CREATE FUNCTION tscoll._untranslated(collection regclass, command text) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
+    AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE STRICT;
 -- The same for RETURNING, which the rules cannot compute: the rules'
 -- RETURNING lists call it (only a statement with RETURNING uses them).
 CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text)
-    RETURNS timestamptz AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
+    RETURNS timestamptz AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE STRICT;
 
 ------------------------------------------------------------------------------
 -- Collections.
@@ -482,8 +484,9 @@ BEGIN
         EXECUTE format(
             'CREATE RULE update_meta AS ON UPDATE TO %1$s DO INSTEAD
                UPDATE %2$s b SET meta = NEW.%3$I WHERE %5$s%6$s
-                  AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.data,
-                                         OLD.%4$I, OLD.doc, NEW.%3$I,
+                  AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
+                                         b.min_time, b.max_time, b.data, OLD.%4$I, OLD.%3$I,
+                                         OLD.doc, NEW.%3$I,
                                          NEW.%4$I IS NOT DISTINCT FROM OLD.%4$I
                                          AND NEW.doc IS NOT DISTINCT FROM OLD.doc)
                RETURNING tscoll._untranslated_returning(%1$L::regclass, ''UPDATE''),
@@ -493,11 +496,13 @@ BEGIN
     EXECUTE format(
         'CREATE RULE delete_buckets AS ON DELETE TO %1$s DO INSTEAD
            DELETE FROM %2$s b WHERE %4$s%5$s
-              AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.data,
-                                     OLD.%3$I, OLD.doc, NULL, true)
+              AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
+                                     b.min_time, b.max_time, b.data, OLD.%3$I, %7$s,
+                                     OLD.doc, NULL, true)
            RETURNING tscoll._untranslated_returning(%1$L::regclass, ''DELETE''), %6$s NULL::jsonb',
         view, buckets, time_field, same_series, in_bucket,
-        CASE WHEN meta_field IS NULL THEN '' ELSE 'NULL::jsonb,' END);
+        CASE WHEN meta_field IS NULL THEN '' ELSE 'NULL::jsonb,' END,
+        CASE WHEN meta_field IS NULL THEN 'NULL' ELSE format('OLD.%I', meta_field) END);
     EXECUTE pg_catalog.format(
         'COMMENT ON VIEW %s IS %L', view,
         pg_catalog.format('time-series collection (buckets in %s)', buckets));

@@ -105,6 +105,7 @@ void on_executor_start(QueryDesc *query, int eflags) {
     else
         standard_ExecutorStart(query, eflags);
     tscoll::pg::note_statement_start(query);
+    tscoll::pg::note_executor_start();
 }
 
 void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once) {
@@ -136,6 +137,7 @@ void on_executor_finish(QueryDesc *query) {
 
 void on_executor_end(QueryDesc *query) {
     tscoll::pg::note_statement_end(query);
+    tscoll::pg::note_executor_end();
     if (prev_executor_end)
         prev_executor_end(query);
     else

@@ -104,3 +104,32 @@ DELETE FROM weather WHERE sensor = '{"id": 5}' RETURNING ts, doc->'temp' AS temp
 RESET ROLE;
 DROP OWNED BY tscoll_writer;
 DROP ROLE tscoll_writer;
+
+-- RETURNING expressions are planned as any: default and named arguments.
+INSERT INTO weather VALUES ('2024-01-03 00:00:00+00', '{"id": 7}', '{"temp": 7.5}'),
+                           ('2024-01-03 00:00:01+00', '{"id": 7}', '{"temp": 8.5}');
+DELETE FROM weather WHERE sensor = '{"id": 7}'
+RETURNING jsonb_path_query_first(doc, '$.temp') AS temp, make_interval(secs => 1) AS second;
+-- A collection without a meta field returns its doc.
+SELECT tscoll.create_collection('plain', 'ts');
+INSERT INTO plain VALUES ('2024-01-01 00:00:00+00', '{"_id": 1, "v": 1}') RETURNING *;
+INSERT INTO plain (doc) VALUES ('{"_id": 2, "ts": "2024-01-01T00:00:01Z"}') RETURNING ts, doc;
+
+-- Through a view of the user's over a collection, the collection's rules
+-- do what a rule can: whole buckets; the rest is refused, also in WITH.
+CREATE VIEW weather_too AS SELECT * FROM weather;
+INSERT INTO weather VALUES ('2024-01-04 00:00:00+00', '{"id": 8}', '{"temp": 1}'),
+                           ('2024-01-04 00:00:01+00', '{"id": 8}', '{"temp": 2}'),
+                           ('2024-01-04 00:00:00+00', '{"id": 9}', '{"temp": 3}');
+SELECT try($$DELETE FROM weather_too WHERE (doc->>'temp')::numeric = 1$$);
+SELECT try($$WITH d AS (DELETE FROM weather_too WHERE (doc->>'temp')::numeric = 1) SELECT 1$$);
+SELECT try($$DELETE FROM weather_too WHERE sensor = '{"id": 8}' AND doc ? 'temp'
+               AND (doc->>'temp') IN (SELECT doc->>'temp' FROM weather)$$);
+SELECT sensor, count(*) FROM weather WHERE sensor @> '{"id": 8}' OR sensor @> '{"id": 9}' GROUP BY 1 ORDER BY 1;
+SELECT affected($$DELETE FROM weather_too WHERE sensor = '{"id": 8}'$$);
+SELECT affected($$UPDATE weather_too SET sensor = '{"id": 10}' WHERE sensor = '{"id": 9}'$$);
+SELECT sensor, count(*) FROM weather WHERE sensor @> '{"id": 8}' OR sensor @> '{"id": 10}' GROUP BY 1 ORDER BY 1;
+DROP VIEW weather_too;
+-- The rules' functions refuse NULL arguments, or return NULL.
+SELECT try($$SELECT tscoll._rule_match(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true)$$);
+SELECT tscoll._untranslated_returning(NULL, NULL) IS NULL AS strict;

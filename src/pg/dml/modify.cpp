@@ -837,11 +837,12 @@ PG_FUNCTION_INFO_V1(tscoll_untranslated);
 }
 Datum tscoll_untranslated(PG_FUNCTION_ARGS) {
     Oid view = PG_GETARG_OID(0);
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("%s of time-series collection \"%s\" was parsed before tscoll was loaded",
-                    text_to_cstring(PG_GETARG_TEXT_PP(1)), get_rel_name(view)),
-             errhint("tscoll is loaded now: run the statement again. Add tscoll to "
-                     "shared_preload_libraries to avoid this.")));
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("%s of time-series collection \"%s\" was not translated by tscoll",
+                           text_to_cstring(PG_GETARG_TEXT_PP(1)), get_rel_name(view)),
+                    errhint("It was parsed before tscoll was loaded in the session (run it again: "
+                            "tscoll is loaded now), or it went through another view (run it on the "
+                            "collection). Add tscoll to shared_preload_libraries so that every "
+                            "statement is translated.")));
     PG_RETURN_NULL();
 }

@@ -9,8 +9,11 @@ extern "C" {
 
 namespace tscoll::pg {
 
-// From the executor's finish hook: refuses a rule statement that matched
-// a bucket in part.
+// From the executor's hooks: how deep statements nest, and, when a rule
+// statement finishes, its refusal if it matched a bucket in part or read
+// more than the collection.
+void note_executor_start();
+void note_executor_end();
 void check_rule_matches(const QueryDesc *query);
 
 // From _PG_init: forgets a failed statement's matches.

@@ -179,6 +179,7 @@ TupleTableSlot *exec_returning(CustomScanState *node) {
     TupleTableSlot *scan = ExecCopySlot(node->ss.ss_ScanTupleSlot, state->stored);
     if (node->ss.ps.ps_ProjInfo == nullptr)  // RETURNING * needs none
         return scan;
+    ResetExprContext(node->ss.ps.ps_ExprContext);
     node->ss.ps.ps_ExprContext->ecxt_scantuple = scan;
     return ExecProject(node->ss.ps.ps_ProjInfo);
 }
@@ -228,11 +229,19 @@ bool check_returning(Node *node, ReturningCheck *check) {
     return expression_tree_walker(node, tscoll::pg::walker(check_returning), check);
 }
 
-// The returning list, its view columns read from the scan tuple.
-List *on_scan_tuple(List *returning, Index view_rti) {
-    List *result = static_cast<List *>(copyObjectImpl(returning));
+// The returning list planned as PostgreSQL plans an expression (default
+// arguments, named arguments, constants folded; what it depends on joins
+// the statement's), its view columns read from the scan tuple.
+List *on_scan_tuple(PlannedStmt *stmt, List *returning, Index view_rti) {
+    List *result = NIL;
+    ListCell *lc;
+    foreach (lc, returning) {
+        TargetEntry *entry = flatCopyTargetEntry(lfirst_node(TargetEntry, lc));
+        entry->expr =
+            expression_planner_with_deps(entry->expr, &stmt->relationOids, &stmt->invalItems);
+        result = lappend(result, entry);
+    }
     ChangeVarNodes(reinterpret_cast<Node *>(result), view_rti, INDEX_VAR, 0);
-    fix_opfuncids(reinterpret_cast<Node *>(result));
     return result;
 }
 
@@ -257,7 +266,7 @@ void plan_returning(PlannedStmt *stmt, List *returning, Index view_rti, Oid view
                                                           get_attname(view, attno, false), false));
     }
     Plan *modify = stmt->planTree;
-    scan->scan.plan.targetlist = on_scan_tuple(returning, view_rti);
+    scan->scan.plan.targetlist = on_scan_tuple(stmt, returning, view_rti);
     scan->scan.plan.startup_cost = modify->total_cost;
     scan->scan.plan.total_cost = modify->total_cost;
     scan->scan.plan.plan_rows = modify->plan_rows;

@@ -349,10 +349,13 @@ PendingInsert &pending_for(Oid view) {
 // the _id filled in, the time as stored, the meta field in doc.
 HeapTuple stored_row(const PreparedMeasurement &p, const CollectionInfo &info, TupleDesc desc) {
     Datum values[3] = {TimestampTzGetDatum(to_timestamptz(p.measurement.time)), 0, 0};
-    bool nulls[3] = {false, !p.meta.has_value(), false};
+    bool nulls[3] = {false, false, false};
     int doc = desc->natts - 1;
-    if (p.meta && doc == 2)
-        values[1] = PointerGetDatum(value_to_jsonb(*p.meta));
+    if (doc == 2) {  // time, meta, doc
+        nulls[1] = !p.meta.has_value();
+        if (p.meta)
+            values[1] = PointerGetDatum(value_to_jsonb(*p.meta));
+    }
     values[doc] = PointerGetDatum(value_to_jsonb(
         view_document(p.measurement.fields, info.time_field, info.meta_field, p.meta)));
     return pg_call([&] { return heap_form_tuple(desc, values, nulls); });

@@ -26,8 +26,8 @@ UPDATE weather SET sensor = sensor || '{"moved": true}' WHERE sensor @> '{"s": 5
 DELETE FROM weather WHERE sensor = '{"s": 2}';
 SELECT sensor, count(*), sum((doc->>'v')::int) FROM weather GROUP BY 1 ORDER BY 1;
 -- A condition that takes part of a bucket, an assignment of another
--- column, a meta value read from measurements, RETURNING: refused, and
--- nothing changed.
+-- column, a meta value read from measurements, a subquery, RETURNING:
+-- refused, and nothing changed.
 \c
 DELETE FROM weather WHERE (doc->>'v')::int > 2500;
 \c
@@ -36,6 +36,8 @@ DELETE FROM weather WHERE "timestamp" < '2024-01-01 01:00:00+00';
 UPDATE weather SET doc = '{}' WHERE sensor = '1';
 \c
 UPDATE weather SET sensor = jsonb_build_object('v', doc->'v') WHERE sensor = '{"s": 0}';
+\c
+DELETE FROM weather WHERE sensor = '{"s": 0}' AND doc->>'_id' IN (SELECT doc->>'_id' FROM weather);
 \c
 DELETE FROM weather WHERE sensor = '{"s": 0}' RETURNING "timestamp";
 SELECT sensor, count(*), sum((doc->>'v')::int) FROM weather GROUP BY 1 ORDER BY 1;
