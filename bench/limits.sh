@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures tscoll at its limits (doc/LIMITS.md) on the local instance
+# Measures tscoll at its limits (doc/OPERATIONS.md, Limits) on the local instance
 # (scripts/start.sh), in a fresh database "tscoll_limits":
 #   bench/limits.sh series [N]     N distinct meta values (default 1,000,000)
 #   bench/limits.sh measurement    one measurement of 16 MB

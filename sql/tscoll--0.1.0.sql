@@ -356,7 +356,7 @@ CREATE FUNCTION tscoll._remove_measurements(_id tscoll.objectid, min_time timest
 CREATE FUNCTION tscoll._placeholder(integer) RETURNS boolean
     LANGUAGE sql IMMUTABLE AS 'SELECT NULL::pg_catalog.bool';
 -- What the view's rules call when a statement reached them untranslated
--- (parsed before tscoll was loaded in the session): src/pg/rule_fallback.cpp.
+-- (parsed before tscoll was loaded in the session): src/pg/dml/rule_fallback.cpp.
 -- Costly, so that the planner checks the rules' other conditions first.
 CREATE FUNCTION tscoll._rule_match(view regclass, bucket_table regclass, _id tscoll.objectid,
                                    ctid tid, bucket_meta jsonb, min_time timestamptz,
@@ -470,7 +470,7 @@ BEGIN
     EXECUTE pg_catalog.format(
         'CREATE TRIGGER write_buckets AFTER INSERT ON %s
            FOR EACH STATEMENT EXECUTE FUNCTION tscoll._write_buckets()', view);
-    -- Without the translation (src/pg/rule_fallback.cpp): each bucket paired
+    -- Without the translation (src/pg/dml/rule_fallback.cpp): each bucket paired
     -- with the matched measurements of its series and time range.
     same_series := CASE WHEN meta_field IS NULL THEN ''
                         ELSE format('coalesce(b.meta::text, '''') = coalesce(OLD.%I::text, '''') AND ',
