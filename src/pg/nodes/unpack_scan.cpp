@@ -43,8 +43,11 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/read/row_sink.hpp"
+#include "pg/read/unpack_call.hpp"
 
 namespace {
+
+using namespace tscoll::pg::unpack_call;
 
 using RowsFunction = void (*)(FunctionCallInfo, tscoll::pg::RowSink &);
 
@@ -146,15 +149,15 @@ void begin_scan(CustomScanState *node, EState *estate, int eflags) {
     auto *plan = reinterpret_cast<CustomScan *>(node->ss.ps.plan);
     int nargs = list_length(plan->custom_exprs);
     scan->args = ExecInitExprList(plan->custom_exprs, &node->ss.ps);
-    fmgr_info(static_cast<Oid>(intVal(lsecond(plan->custom_private))), &scan->flinfo);
+    fmgr_info(static_cast<Oid>(intVal(list_nth(plan->custom_private, kFunction))), &scan->flinfo);
     scan->fcinfo = static_cast<FunctionCallInfo>(palloc0(SizeForFunctionCallInfo(nargs)));
     InitFunctionCallInfoData(*scan->fcinfo, &scan->flinfo, nargs,
-                             static_cast<Oid>(intVal(lthird(plan->custom_private))), nullptr,
-                             nullptr);
+                             static_cast<Oid>(intVal(list_nth(plan->custom_private, kCollation))),
+                             nullptr, nullptr);
     scan->bucket_context =
         AllocSetContextCreate(CurrentMemoryContext, "tscoll unpack scan", ALLOCSET_DEFAULT_SIZES);
-    scan->first.count = intVal(list_nth(plan->custom_private, 4));
-    scan->first.latest = intVal(list_nth(plan->custom_private, 5)) != 0;
+    scan->first.count = intVal(list_nth(plan->custom_private, kFirstCount));
+    scan->first.latest = intVal(list_nth(plan->custom_private, kFirstLatest)) != 0;
 }
 
 // Makes the rows of the bucket whose values the arguments now read.
@@ -269,7 +272,7 @@ List *text_array_strings(List *args, int n) {
 // The time field (argument 3), then the fields of "<letter><name>" specs
 // (count(*), "n", reads none), each once.
 List *decoded_fields(List *args, List *specs) {
-    const char *time_field = text_argument(args, 3);
+    const char *time_field = text_argument(args, kTimeField);
     List *names = time_field != nullptr ? list_make1(const_cast<char *>(time_field)) : NIL;
     ListCell *lc;
     foreach (lc, specs) {
@@ -302,10 +305,12 @@ List *aggregate_texts(List *specs) {
 }
 
 // _unpack_fields' prefilters as conditions: "<strategy digit><field>" and
-// the float8 bounds of arguments 10 and 11.
+// their float8 bounds.
 List *prefilter_texts(List *args) {
-    List *specs = text_array_strings(args, 10);
-    Node *arg = list_length(args) > 11 ? static_cast<Node *>(list_nth(args, 11)) : nullptr;
+    List *specs = text_array_strings(args, kFilters);
+    Node *arg = list_length(args) > kFilterBounds
+                    ? static_cast<Node *>(list_nth(args, kFilterBounds))
+                    : nullptr;
     if (specs == NIL || arg == nullptr || !IsA(arg, Const) || castNode(Const, arg)->constisnull)
         return NIL;
     Datum *bounds = nullptr;
@@ -331,7 +336,7 @@ List *prefilter_texts(List *args) {
 // The time bounds of arguments first .. first + 3 (lower, lower_strict,
 // upper, upper_strict) as conditions; NIL when there are none.
 List *window_texts(List *args, int first, List *deparse_context) {
-    const char *time_field = text_argument(args, 3);
+    const char *time_field = text_argument(args, kTimeField);
     if (time_field == nullptr)
         time_field = "time";
     List *result = NIL;
@@ -358,27 +363,27 @@ List *window_texts(List *args, int first, List *deparse_context) {
 
 // What the scan decodes of each bucket, and how.
 void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
-    const char *symbol = kUnpackings[intVal(linitial(plan->custom_private))].symbol;
+    const char *symbol = kUnpackings[intVal(list_nth(plan->custom_private, kUnpacking))].symbol;
     List *args = plan->custom_exprs;
     List *context = set_deparse_context_plan(es->deparse_cxt, &plan->scan.plan, ancestors);
     if (strcmp(symbol, "tscoll_unpack") == 0) {
         ExplainPropertyText("Decoded Fields", "all", es);
-        if (List *window = window_texts(args, 5, context))
+        if (List *window = window_texts(args, kUnpackWindow, context))
             ExplainPropertyList("Time Window", window, es);
     } else if (strcmp(symbol, "tscoll_unpack_fields") == 0) {
-        ExplainPropertyList("Decoded Fields", decoded_fields(args, text_array_strings(args, 5)),
-                            es);
-        if (List *window = window_texts(args, 6, context))
+        ExplainPropertyList("Decoded Fields",
+                            decoded_fields(args, text_array_strings(args, kFields)), es);
+        if (List *window = window_texts(args, kFieldsWindow, context))
             ExplainPropertyList("Time Window", window, es);
         if (List *filters = prefilter_texts(args))
             ExplainPropertyList("Measurement Filter", filters, es);
     } else if (strcmp(symbol, "tscoll_unpack_groups") == 0) {
-        List *specs = text_array_strings(args, 6);
+        List *specs = text_array_strings(args, kAggregates);
         ExplainPropertyList("Decoded Fields", decoded_fields(args, specs), es);
         ExplainPropertyList("Partial Aggregates", aggregate_texts(specs), es);
-        if (const char *unit = text_argument(args, 5))
+        if (const char *unit = text_argument(args, kUnit))
             ExplainPropertyText("Time Group", unit, es);
-        if (List *window = window_texts(args, 7, context))
+        if (List *window = window_texts(args, kGroupsWindow, context))
             ExplainPropertyList("Time Window", window, es);
     } else if (strcmp(symbol, "tscoll_bucket_ends") == 0) {
         const char *time_field = text_argument(args, 2);
@@ -387,16 +392,17 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
     } else {
         ExplainPropertyText("Decoded Fields", "none (control.count)", es);
     }
-    if (int count = intVal(list_nth(plan->custom_private, 4)))
+    if (int count = intVal(list_nth(plan->custom_private, kFirstCount)))
         ExplainPropertyText(
             "Rows Per Bucket",
             psprintf("the %d %s and their ties", count,
-                     intVal(list_nth(plan->custom_private, 5)) ? "latest" : "earliest"),
+                     intVal(list_nth(plan->custom_private, kFirstLatest)) ? "latest" : "earliest"),
             es);
     if (es->verbose) {
         FuncExpr *call = makeFuncExpr(
-            static_cast<Oid>(intVal(lsecond(plan->custom_private))), RECORDOID, args, InvalidOid,
-            static_cast<Oid>(intVal(lthird(plan->custom_private))), COERCE_EXPLICIT_CALL);
+            static_cast<Oid>(intVal(list_nth(plan->custom_private, kFunction))), RECORDOID, args,
+            InvalidOid, static_cast<Oid>(intVal(list_nth(plan->custom_private, kCollation))),
+            COERCE_EXPLICIT_CALL);
         ExplainPropertyText(
             "Function Call",
             deparse_expression(reinterpret_cast<Node *>(call), context, true, false), es);
@@ -411,7 +417,8 @@ void explain_scan(CustomScanState *node, List *ancestors, ExplainState *es) {
         return;
     // Each loop is one bucket, in the leader or in parallel workers.
     auto read = static_cast<int64>(instrument->nloops);
-    int64 total = count_rows(static_cast<Oid>(intVal(lfourth(plan->custom_private))));
+    int64 total =
+        count_rows(static_cast<Oid>(intVal(list_nth(plan->custom_private, kBucketTable))));
     bool pruned_known = total >= read;
     if (es->format == EXPLAIN_FORMAT_TEXT) {
         ExplainPropertyText("Buckets",
@@ -440,7 +447,7 @@ Node *create_scan_state(CustomScan *plan) {
     auto *scan = static_cast<UnpackScanState *>(palloc0(sizeof(UnpackScanState)));
     NodeSetTag(scan, T_CustomScanState);
     scan->css.methods = &kExecMethods;
-    scan->rows = kUnpackings[intVal(linitial(plan->custom_private))].rows;
+    scan->rows = kUnpackings[intVal(list_nth(plan->custom_private, kUnpacking))].rows;
     return reinterpret_cast<Node *>(scan);
 }
 
@@ -619,22 +626,23 @@ Oid measurement_unpack_source(const Plan *plan) {
         reinterpret_cast<const CustomScan *>(plan)->methods != &kScanMethods)
         return InvalidOid;
     List *info = reinterpret_cast<const CustomScan *>(plan)->custom_private;
-    const char *symbol = kUnpackings[intVal(linitial(info))].symbol;
+    const char *symbol = kUnpackings[intVal(list_nth(info, kUnpacking))].symbol;
     if (strcmp(symbol, "tscoll_unpack") != 0 && strcmp(symbol, "tscoll_unpack_fields") != 0)
         return InvalidOid;
-    return static_cast<Oid>(intVal(lfourth(info)));
+    return static_cast<Oid>(intVal(list_nth(info, kBucketTable)));
 }
 
 bool keep_first_rows(Plan *plan, int count, bool latest) {
     if (!OidIsValid(measurement_unpack_source(plan)) || plan->qual != NIL)
         return false;
     auto *scan = reinterpret_cast<CustomScan *>(plan);
-    const char *symbol = kUnpackings[intVal(linitial(scan->custom_private))].symbol;
-    // _unpack_fields with measurement filters has 12 arguments.
-    if (strcmp(symbol, "tscoll_unpack_fields") == 0 && list_length(scan->custom_exprs) > 10)
+    const char *symbol = kUnpackings[intVal(list_nth(scan->custom_private, kUnpacking))].symbol;
+    // Filters would drop rows before the first ones are counted.
+    if (strcmp(symbol, "tscoll_unpack_fields") == 0 &&
+        list_length(scan->custom_exprs) >= kFieldsArgsWithFilters)
         return false;
-    intVal(list_nth(scan->custom_private, 4)) = count;
-    intVal(list_nth(scan->custom_private, 5)) = latest ? 1 : 0;
+    intVal(list_nth(scan->custom_private, kFirstCount)) = count;
+    intVal(list_nth(scan->custom_private, kFirstLatest)) = latest ? 1 : 0;
     return true;
 }
 

@@ -2,6 +2,7 @@
 // doc/ARCHITECTURE.md, Reading): a rewrite of the reading query that
 // read_plan.cpp tries before lazy unpacking.
 #include "pg/plan/collection_read.hpp"
+#include "pg/read/unpack_call.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -379,8 +380,9 @@ bool aggregate_in_buckets(const CollectionRead &read) {
             read.view_rti)
         return false;
     List *unpack_args = unpack_arguments(read);
-    BucketAggregation a = {&read, const_text(static_cast<Node *>(list_nth(unpack_args, 3))),
-                           const_text(static_cast<Node *>(list_nth(unpack_args, 4)))};
+    BucketAggregation a = {
+        &read, const_text(static_cast<Node *>(list_nth(unpack_args, unpack_call::kTimeField))),
+        const_text(static_cast<Node *>(list_nth(unpack_args, unpack_call::kMetaField)))};
     Oid types[11];
     for (int i = 0; i < 5; i++)
         types[i] = exprType(static_cast<Node *>(list_nth(unpack_args, i)));

@@ -29,6 +29,7 @@ extern "C" {
 #include "pg/pg_time.hpp"
 #include "pg/read/row_sink.hpp"
 #include "pg/read/time_range.hpp"
+#include "pg/read/unpack_call.hpp"
 
 namespace {
 
@@ -209,7 +210,8 @@ TSCOLL_FUNCTION(tscoll_unpack_groups) {
 void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(6))
         return;
-    std::optional<tscoll::pg::TimeRange> range = tscoll::pg::time_range_arg(fcinfo, 7);
+    std::optional<tscoll::pg::TimeRange> range =
+        tscoll::pg::time_range_arg(fcinfo, tscoll::pg::unpack_call::kGroupsWindow);
     if (!range)
         return;
     std::vector<Aggregate> aggregates;

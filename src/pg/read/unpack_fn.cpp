@@ -27,6 +27,7 @@ extern "C" {
 #include "pg/pg_time.hpp"
 #include "pg/read/row_sink.hpp"
 #include "pg/read/time_range.hpp"
+#include "pg/read/unpack_call.hpp"
 
 namespace {
 
@@ -94,15 +95,17 @@ bool passes(double x, int strategy, double bound) {
     }
 }
 
-// Arguments 10 and 11, when given: filters "<strategy digit><field>" and
-// their float8 bounds. A filter on a field not returned as 'f' is ignored.
+// The filters "<strategy digit><field>" and their float8 bounds, when
+// given. A filter on a field not returned as 'f' is ignored.
 std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
                                       const std::vector<FieldColumn> &fields) {
     std::vector<Prefilter> result;
-    if (PG_NARGS() < 12 || PG_ARGISNULL(10) || PG_ARGISNULL(11))
+    using namespace tscoll::pg::unpack_call;
+    if (PG_NARGS() < kFieldsArgsWithFilters || PG_ARGISNULL(kFilters) ||
+        PG_ARGISNULL(kFilterBounds))
         return result;
-    std::vector<std::string> specs = text_array_arg(fcinfo, 10);
-    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(11); });
+    std::vector<std::string> specs = text_array_arg(fcinfo, kFilters);
+    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(kFilterBounds); });
     Datum *bounds = nullptr;
     bool *nulls = nullptr;
     int count = 0;
@@ -221,7 +224,8 @@ TSCOLL_FUNCTION(tscoll_unpack_fields) {
 }
 
 void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
-    std::optional<tscoll::pg::TimeRange> range = tscoll::pg::time_range_arg(fcinfo, 6);
+    std::optional<tscoll::pg::TimeRange> range =
+        tscoll::pg::time_range_arg(fcinfo, tscoll::pg::unpack_call::kFieldsWindow);
     if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(5) || !range)
         return;
     TupleDesc desc = sink.desc();
@@ -231,7 +235,7 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     std::string meta_field = PG_ARGISNULL(4) ? std::string() : text_arg(fcinfo, 4);
     std::vector<FieldColumn> fields;
     std::vector<std::string> wanted{time_field};
-    for (const std::string &spec : text_array_arg(fcinfo, 5)) {
+    for (const std::string &spec : text_array_arg(fcinfo, tscoll::pg::unpack_call::kFields)) {
         if (spec.empty() || std::string_view("tjfo").find(spec[0]) == std::string_view::npos)
             throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a field is <kind><name>");
         fields.push_back({spec.substr(1), spec[0]});
@@ -389,7 +393,9 @@ void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         meta_field = text_arg(fcinfo, 4);
     }
     std::optional<tscoll::pg::TimeRange> range =
-        PG_NARGS() >= 9 ? tscoll::pg::time_range_arg(fcinfo, 5) : tscoll::pg::TimeRange{};
+        PG_NARGS() >= tscoll::pg::unpack_call::kUnpackArgsWithWindow
+            ? tscoll::pg::time_range_arg(fcinfo, tscoll::pg::unpack_call::kUnpackWindow)
+            : tscoll::pg::TimeRange{};
     if (!range)
         return;
     keep_first(*range, sink.first, *id, data, time_field);

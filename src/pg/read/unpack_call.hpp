@@ -1,0 +1,42 @@
+// The calls that unpack a bucket, as the planner writes them (plan/) and
+// the functions (read/) and the unpack scan (nodes/unpack_scan.cpp) read
+// them: the argument positions of each SQL function, and what the unpack
+// scan keeps of its call. One place, so that neither side counts.
+#pragma once
+
+namespace tscoll::pg::unpack_call {
+
+// Arguments every unpacking function starts with (sql/tscoll--*.sql).
+enum Common : int { kId = 0, kMeta = 1, kData = 2, kTimeField = 3, kMetaField = 4 };
+
+// tscoll._unpack(..., [lower, lower_strict, upper, upper_strict]).
+enum Unpack : int { kUnpackWindow = 5, kUnpackArgsWithWindow = 9 };
+
+// tscoll._unpack_fields(..., fields, lower, lower_strict, upper,
+// upper_strict, [filters, filter_bounds]).
+enum UnpackFields : int {
+    kFields = 5,
+    kFieldsWindow = 6,
+    kFilters = 10,
+    kFilterBounds = 11,
+    kFieldsArgsWithFilters = 12,
+};
+
+// tscoll._unpack_groups(..., unit, aggregates, lower, lower_strict, upper,
+// upper_strict).
+enum UnpackGroups : int { kUnit = 5, kAggregates = 6, kGroupsWindow = 7 };
+
+// The unpack scan's custom_private, by position: which unpacking (its
+// index in the scan's table), the function and its input collation, the
+// bucket table read, and each bucket's first rows only (a count, 0 for
+// all; and whether the latest).
+enum ScanPrivate : int {
+    kUnpacking = 0,
+    kFunction = 1,
+    kCollation = 2,
+    kBucketTable = 3,
+    kFirstCount = 4,
+    kFirstLatest = 5,
+};
+
+}  // namespace tscoll::pg::unpack_call
