@@ -11,8 +11,10 @@ CORE_SRCS = $(wildcard src/core/*.cpp)
 PG_SRCS = $(wildcard src/pg/*.cpp src/pg/*/*.cpp)
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
-REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
-REGRESS_OPTS = --inputdir=test --outputdir=build/regress
+# pg_regress tests: sql/<test>.sql, expected/<test>.out (tscoll--*.sql is
+# the install script).
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(filter-out sql/tscoll--%,$(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=. --outputdir=build/regress
 
 PG_CONFIG ?= pg_config
 BSON_CFLAGS := $(shell pkg-config --cflags libbson-1.0)

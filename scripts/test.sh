@@ -31,6 +31,11 @@ BUILD=$ROOT/build
 STAGE=$(mktemp -d /tmp/tscoll-test.XXXXXX)
 trap 'rm -rf "$STAGE"' EXIT
 cp -r "$ROOT/test" "$STAGE/test"
+# pg_regress's inputs where PGXS keeps them: sql/<test>.sql, expected/.
+mkdir -p "$STAGE/sql"
+regress_tests() { (cd "$ROOT/sql" && ls *.sql | grep -v '^tscoll--' | sed 's/\.sql$//'); }
+for t in $(regress_tests); do cp "$ROOT/sql/$t.sql" "$STAGE/sql/"; done
+cp -r "$ROOT/expected" "$STAGE/expected"
 owned_dir "$STAGE"
 PASSED=0
 FAILED=0
@@ -67,10 +72,10 @@ run_unit() {
 }
 
 # Runs pg_regress (or another runner, e.g. isolation/pg_isolation_regress)
-# as the server user: layer, runner, input dir (in test/), config (in
-# test/), then the runner's options and tests.
+# as the server user: layer, runner, input dir (in the staging copy),
+# config (in test/), then the runner's options and tests.
 run_pg_regress() {
-    local layer=$1 runner=$2 inputdir=$STAGE/test/$3 config=$STAGE/test/$4
+    local layer=$1 runner=$2 inputdir=$STAGE/$3 config=$STAGE/test/$4
     shift 4
     log "$(basename "$runner"): $layer"
     local out outdir=$STAGE/$layer
@@ -122,10 +127,10 @@ wanted unit && run_unit unit ""
 wanted unit-asan && run_unit unit-asan "-DTSCOLL_SANITIZE=ON"
 wanted fuzz && run_fuzz
 tests_in() { (cd "$ROOT/test/$1" && ls *."$2" | sed "s/\\.$2\$//"); }
-wanted regress && run_pg_regress regress regress/pg_regress . regress.conf $(tests_in sql sql)
-wanted isolation && run_pg_regress isolation isolation/pg_isolation_regress isolation \
+wanted regress && run_pg_regress regress regress/pg_regress . regress.conf $(regress_tests)
+wanted isolation && run_pg_regress isolation isolation/pg_isolation_regress test/isolation \
     regress.conf --load-extension=tscoll $(tests_in isolation/specs spec)
-wanted nopreload && run_pg_regress nopreload regress/pg_regress nopreload nopreload.conf nopreload
+wanted nopreload && run_pg_regress nopreload regress/pg_regress test/nopreload nopreload.conf nopreload
 
 # Runs test/integration/run.sh: its plan "1..N", then one "ok" line per
 # check that holds; anything missing counts as failed.

@@ -1,5 +1,5 @@
 // Deliberate failures deep inside C++ call chains, for the tests of the
-// C++ <-> PostgreSQL error boundary (test/sql/boundary.sql).
+// C++ <-> PostgreSQL error boundary (sql/boundary.sql).
 #pragma once
 
 #include <functional>

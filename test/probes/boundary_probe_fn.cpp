@@ -1,5 +1,5 @@
 // Entry points for the error-boundary tests, in a library of their own
-// (tscoll_probes): test/sql/boundary.sql declares them itself.
+// (tscoll_probes): sql/boundary.sql declares them itself.
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
