@@ -44,6 +44,7 @@ extern "C" {
 #include "pg/types/jsonb_value.hpp"
 #include "pg/dml/modify.hpp"
 #include "pg/dml/translation.hpp"
+#include "pg/plan/comparison.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/plan/read_plan.hpp"
@@ -72,32 +73,18 @@ Oid time_opfamily() {
     return get_opclass_family(GetDefaultOpClass(TIMESTAMPTZOID, BTREE_AM_OID));
 }
 
-int commuted(int strategy) {
-    return BTMaxStrategyNumber + 1 - strategy;
-}
-
 // Whether `clause` is `time <op> T` (or `T <op> time`) with a btree
 // comparison and T free of columns, volatility and subqueries.
 std::optional<TimeBound> time_bound(Node *clause, const Collection *c, Index view_rti) {
-    if (!IsA(clause, OpExpr) || list_length(castNode(OpExpr, clause)->args) != 2)
+    Comparison comparison;
+    if (!as_comparison(clause, &comparison) || !IsA(comparison.subject, Var))
         return std::nullopt;
-    OpExpr *op = castNode(OpExpr, clause);
-    auto is_time = [&](Node *n) {
-        return IsA(n, Var) && castNode(Var, n)->varno == static_cast<int>(view_rti) &&
-               castNode(Var, n)->varlevelsup == 0 && castNode(Var, n)->varattno == c->time_column;
-    };
-    bool var_left = is_time(static_cast<Node *>(linitial(op->args)));
-    if (!var_left && !is_time(static_cast<Node *>(lsecond(op->args))))
+    Var *time = castNode(Var, comparison.subject);
+    if (time->varno != static_cast<int>(view_rti) || time->varlevelsup != 0 ||
+        time->varattno != c->time_column ||
+        !op_in_opfamily(castNode(OpExpr, clause)->opno, time_opfamily()))
         return std::nullopt;
-    Node *other = static_cast<Node *>(var_left ? lsecond(op->args) : linitial(op->args));
-    if (contain_vars_of_level(other, 0) || contain_volatile_functions(other) ||
-        checkExprHasSubLink(other))
-        return std::nullopt;
-    Oid family = time_opfamily();
-    if (!op_in_opfamily(op->opno, family))
-        return std::nullopt;
-    int strategy = get_op_opfamily_strategy(op->opno, family);
-    return TimeBound{var_left ? strategy : commuted(strategy), reinterpret_cast<Expr *>(other)};
+    return TimeBound{comparison.strategy, reinterpret_cast<Expr *>(comparison.bound)};
 }
 
 // `<bucket column> <strategy op> T`, or nullptr when the operator family has

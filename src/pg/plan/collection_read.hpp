@@ -10,6 +10,8 @@ extern "C" {
 #include "nodes/primnodes.h"
 }
 
+#include "pg/plan/comparison.hpp"
+
 namespace tscoll::pg::reads {
 
 // A collection view as the rewriter expanded it into a query's range table:
@@ -26,19 +28,8 @@ struct CollectionRead {
     Oid bucket_table;
 };
 
-struct Comparison {
-    Node *subject;  // the side that is not the bound
-    Node *bound;    // free of the query's columns, not volatile
-    int strategy;   // BTLessStrategyNumber ..., as "subject <op> bound"
-    Oid opfamily;
-    Oid subject_type;
-};
-
 // schema.name, as the parser's name lists have it.
 List *qualified(const char *schema, const char *name);
-
-// `node` as a btree comparison of something with a bound, else false.
-bool as_comparison(Node *node, Comparison *c);
 
 // Whether `node` is the view's `column`, at the reading query's level.
 bool is_column(Node *node, const CollectionRead &read, AttrNumber column);

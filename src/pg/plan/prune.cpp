@@ -69,39 +69,6 @@ int64 span_seconds(Oid bucket_table) {
 // ---------------------------------------------------------------------------
 // Bucket pruning.
 
-bool is_bound(Node *expr) {
-    return !contain_var_clause(expr) && !contain_volatile_functions(expr) &&
-           !checkExprHasSubLink(expr);
-}
-
-int commute(int strategy) {
-    return BTMaxStrategyNumber + 1 - strategy;  // < <= = >= > mirrored
-}
-
-// `node` as a btree comparison of something with a bound, else false.
-bool as_comparison(Node *node, Comparison *c) {
-    if (!IsA(node, OpExpr) || list_length(castNode(OpExpr, node)->args) != 2)
-        return false;
-    OpExpr *op = castNode(OpExpr, node);
-    Node *left = static_cast<Node *>(linitial(op->args));
-    Node *right = static_cast<Node *>(lsecond(op->args));
-    bool bound_right = is_bound(right);
-    if (!bound_right && !is_bound(left))
-        return false;
-    List *meanings = get_op_btree_interpretation(op->opno);
-    ListCell *lc;
-    foreach (lc, meanings) {
-        auto *m = static_cast<OpBtreeInterpretation *>(lfirst(lc));
-        if (m->strategy < BTLessStrategyNumber || m->strategy > BTGreaterStrategyNumber)
-            continue;
-        *c = Comparison{bound_right ? left : right, bound_right ? right : left,
-                        bound_right ? m->strategy : commute(m->strategy), m->opfamily_id,
-                        bound_right ? m->oplefttype : m->oprighttype};
-        return true;
-    }
-    return false;
-}
-
 bool is_column(Node *node, const CollectionRead &read, AttrNumber column) {
     if (!IsA(node, Var))
         return false;
