@@ -19,6 +19,30 @@ enum class Float8Aggregate : char {
     Rows = 'n',   // count(*)
 };
 
+// The SQL aggregate an aggregate's partials combine into: max, min, sum,
+// avg, count (count(*) for Rows).
+inline const char *aggregate_name(Float8Aggregate kind) {
+    switch (kind) {
+        case Float8Aggregate::Max:
+            return "max";
+        case Float8Aggregate::Min:
+            return "min";
+        case Float8Aggregate::Sum:
+            return "sum";
+        case Float8Aggregate::Avg:
+            return "avg";
+        case Float8Aggregate::Count:
+        case Float8Aggregate::Rows:
+            break;
+    }
+    return "count";
+}
+
+// Whether the partial is a count (bigint) rather than a float8 result.
+inline bool counts(Float8Aggregate kind) {
+    return kind == Float8Aggregate::Count || kind == Float8Aggregate::Rows;
+}
+
 // PostgreSQL's float8 order: NaN above every number, equal to itself.
 inline bool float8_greater(double a, double b) {
     return std::isnan(a) ? !std::isnan(b) : !std::isnan(b) && a > b;

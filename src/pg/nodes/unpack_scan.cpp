@@ -43,6 +43,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/read/row_sink.hpp"
+#include "core/float8_aggregate.hpp"
 #include "pg/read/unpack_call.hpp"
 
 namespace {
@@ -293,13 +294,10 @@ List *aggregate_texts(List *specs) {
     ListCell *lc;
     foreach (lc, specs) {
         const char *spec = static_cast<char *>(lfirst(lc));
-        const char *function = spec[0] == 'M'   ? "max"
-                               : spec[0] == 'm' ? "min"
-                               : spec[0] == 's' ? "sum"
-                               : spec[0] == 'a' ? "avg"
-                                                : "count";
-        result = lappend(
-            result, spec[0] == 'n' ? pstrdup("count(*)") : psprintf("%s(%s)", function, spec + 1));
+        auto kind = static_cast<tscoll::Float8Aggregate>(spec[0]);
+        result = lappend(result, kind == tscoll::Float8Aggregate::Rows
+                                     ? pstrdup("count(*)")
+                                     : psprintf("%s(%s)", tscoll::aggregate_name(kind), spec + 1));
     }
     return result;
 }

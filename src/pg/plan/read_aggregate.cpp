@@ -2,6 +2,7 @@
 // doc/ARCHITECTURE.md, Reading): a rewrite of the reading query that
 // read_plan.cpp tries before lazy unpacking.
 #include "pg/plan/collection_read.hpp"
+#include "core/float8_aggregate.hpp"
 #include "pg/read/unpack_call.hpp"
 
 extern "C" {
@@ -24,6 +25,8 @@ extern "C" {
 #include "pg/node_trees.hpp"
 
 namespace tscoll::pg::reads {
+
+using tscoll::Float8Aggregate;
 
 // Aggregation in buckets (doc/ARCHITECTURE.md). A query that aggregates
 // measurement fields, grouped by date_trunc(unit, time) and meta at most,
@@ -110,13 +113,13 @@ const char *partial_of(Aggref *agg, BucketAggregation *a) {
         agg->aggdistinct != NIL || agg->aggkind != AGGKIND_NORMAL)
         return nullptr;
     if (agg->aggfnoid == F_COUNT_ && agg->aggstar)
-        return "n";
-    char letter = agg->aggfnoid == F_MAX_FLOAT8   ? 'M'
-                  : agg->aggfnoid == F_MIN_FLOAT8 ? 'm'
-                  : agg->aggfnoid == F_SUM_FLOAT8 ? 's'
-                  : agg->aggfnoid == F_AVG_FLOAT8 ? 'a'
-                  : agg->aggfnoid == F_COUNT_ANY  ? 'c'
-                                                  : 0;
+        return psprintf("%c", static_cast<char>(Float8Aggregate::Rows));
+    char letter = static_cast<char>(agg->aggfnoid == F_MAX_FLOAT8   ? Float8Aggregate::Max
+                                    : agg->aggfnoid == F_MIN_FLOAT8 ? Float8Aggregate::Min
+                                    : agg->aggfnoid == F_SUM_FLOAT8 ? Float8Aggregate::Sum
+                                    : agg->aggfnoid == F_AVG_FLOAT8 ? Float8Aggregate::Avg
+                                    : agg->aggfnoid == F_COUNT_ANY  ? Float8Aggregate::Count
+                                                                    : Float8Aggregate{0});
     if (letter == 0 || list_length(agg->args) != 1)
         return nullptr;
     Node *arg = reinterpret_cast<Node *>(linitial_node(TargetEntry, agg->args)->expr);
@@ -155,7 +158,7 @@ bool check_outputs(Node *node, BucketAggregation *a) {
         const char *spec = partial_of(castNode(Aggref, node), a);
         a->refused = spec == nullptr;
         if (spec != nullptr) {
-            a->reads_fields |= spec[0] != 'n';
+            a->reads_fields |= spec[0] != static_cast<char>(Float8Aggregate::Rows);
             partial_column(a, spec);
         }
         return false;
@@ -170,7 +173,8 @@ bool check_outputs(Node *node, BucketAggregation *a) {
 
 // The type of _unpack_groups' column for the partial aggregate `letter`.
 Oid partial_type(char letter) {
-    return letter == 'a' ? FLOAT8ARRAYOID : letter == 'c' || letter == 'n' ? INT8OID : FLOAT8OID;
+    auto kind = static_cast<Float8Aggregate>(letter);
+    return kind == Float8Aggregate::Avg ? FLOAT8ARRAYOID : counts(kind) ? INT8OID : FLOAT8OID;
 }
 
 Aggref *combined(Aggref *agg, BucketAggregation *a) {
@@ -182,9 +186,10 @@ Aggref *combined(Aggref *agg, BucketAggregation *a) {
         list_make1(makeTargetEntry(reinterpret_cast<Expr *>(partial), 1, nullptr, false));
     result->aggargtypes = list_make1_oid(type);
     result->aggtranstype = InvalidOid;
-    if (spec[0] == 'a' || spec[0] == 'c' || spec[0] == 'n') {
-        result->aggfnoid =
-            tscoll_function(spec[0] == 'a' ? "_avg_of_partials" : "_count_of_partials", 1, &type);
+    auto kind = static_cast<Float8Aggregate>(spec[0]);
+    if (kind == Float8Aggregate::Avg || counts(kind)) {
+        result->aggfnoid = tscoll_function(
+            kind == Float8Aggregate::Avg ? "_avg_of_partials" : "_count_of_partials", 1, &type);
         result->aggstar = false;
     }
     return result;
@@ -229,11 +234,7 @@ void unpack_groups(BucketAggregation *a, Oid fn) {
     foreach (lc, a->specs) {
         const char *spec = strVal(lfirst(lc));
         char letter = spec[0];
-        const char *aggregate = letter == 'M'   ? "max"
-                                : letter == 'm' ? "min"
-                                : letter == 's' ? "sum"
-                                : letter == 'a' ? "avg"
-                                                : "count";
+        const char *aggregate = aggregate_name(static_cast<Float8Aggregate>(letter));
         names = lappend(names, makeString(spec[1] != '\0' ? psprintf("%s_%s", aggregate, spec + 1)
                                                           : pstrdup(aggregate)));
         types = lappend_oid(types, partial_type(letter));
