@@ -68,6 +68,7 @@ extern "C" {
 #include "pg/catalog/collection.hpp"
 #include "pg/guard.hpp"
 #include "pg/plan/collection_read.hpp"
+#include "pg/read/unpack_call.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/search_path.hpp"
 #include "pg/settings.hpp"
@@ -175,10 +176,13 @@ struct FieldUse {
     AttrNumber column;  // the view's column whose other uses are counted
 };
 
-// How _unpack_fields returns a field: doc->>'f' (text), doc->'f' (jsonb),
-// and for (doc->>'f')::float8 the numbers as float8 and the other values as
-// text, to be cast where the query casts them.
-enum FieldKind : char { kText = 't', kJsonb = 'j', kNumber = 'f', kNotNumber = 'o' };
+// The other values of (doc->>'f')::float8 (kNotNumber) are text, cast
+// where the query casts them.
+using unpack_call::FieldKind;
+using unpack_call::kJsonb;
+using unpack_call::kNotNumber;
+using unpack_call::kNumber;
+using unpack_call::kText;
 
 Oid kind_type(int kind) {
     return kind == kJsonb ? JSONBOID : kind == kNumber ? FLOAT8OID : TEXTOID;

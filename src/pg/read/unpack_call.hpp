@@ -22,6 +22,11 @@ enum UnpackFields : int {
     kFieldsArgsWithFilters = 12,
 };
 
+// How _unpack_fields returns each field of its `fields` argument
+// ("<kind><name>"): doc->>'f' as text, doc->'f' as jsonb, or for
+// (doc->>'f')::float8 its numbers as float8 and its other values as text.
+enum FieldKind : char { kText = 't', kJsonb = 'j', kNumber = 'f', kNotNumber = 'o' };
+
 // tscoll._unpack_groups(..., unit, aggregates, lower, lower_strict, upper,
 // upper_strict).
 enum UnpackGroups : int { kUnit = 5, kAggregates = 6, kGroupsWindow = 7 };

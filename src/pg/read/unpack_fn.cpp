@@ -31,6 +31,7 @@ extern "C" {
 
 namespace {
 
+using namespace tscoll::pg::unpack_call;
 using tscoll::BucketData;
 using tscoll::Error;
 using tscoll::Value;
@@ -40,27 +41,25 @@ using tscoll::pg::plain_double;
 using tscoll::pg::text_arg;
 using tscoll::pg::text_array_arg;
 
-// One output column of _unpack_fields, as plan/read_plan.cpp's FieldKind says:
-// doc->>'f' ('t', text), doc->'f' ('j', jsonb), or for (doc->>'f')::float8
-// its numbers ('f', float8) and its other values ('o', text).
+// One output column of _unpack_fields, of a kind unpack_call.hpp names.
 struct FieldColumn {
     std::string name;
-    char kind = 't';
+    char kind = kText;
     const tscoll::BucketColumn *column = nullptr;  // nullptr: no measurement has it
     size_t next = 0;                               // cursor into column->positions
 };
 
 Datum field_datum(const Value &v, char kind, bool &null) {
     null = false;
-    if (kind == 'j')
+    if (kind == kJsonb)
         return PointerGetDatum(tscoll::pg::value_to_jsonb(v));
-    if (kind == 'f' || kind == 'o') {
+    if (kind == kNumber || kind == kNotNumber) {
         std::optional<double> d;
         if (v.is(Value::Kind::Number))
             d = plain_double(v.as_number());
-        null = kind == 'f' ? !d : d.has_value();
-        if (kind == 'f' || d)
-            return kind == 'f' && d ? Float8GetDatum(*d) : 0;
+        null = kind == kNumber ? !d : d.has_value();
+        if (kind == kNumber || d)
+            return kind == kNumber && d ? Float8GetDatum(*d) : 0;
     }
     if (v.is(Value::Kind::Null)) {
         null = true;
@@ -100,7 +99,6 @@ bool passes(double x, int strategy, double bound) {
 std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
                                       const std::vector<FieldColumn> &fields) {
     std::vector<Prefilter> result;
-    using namespace tscoll::pg::unpack_call;
     if (PG_NARGS() < kFieldsArgsWithFilters || PG_ARGISNULL(kFilters) ||
         PG_ARGISNULL(kFilterBounds))
         return result;
@@ -119,7 +117,7 @@ std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
         if (spec.size() < 2 || spec[0] < '1' || spec[0] > '5' || nulls[i])
             throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a filter is <1-5><name>");
         for (size_t f = 0; f < fields.size(); f++)
-            if (fields[f].kind == 'f' && fields[f].name == spec.substr(1))
+            if (fields[f].kind == kNumber && fields[f].name == spec.substr(1))
                 result.push_back({f, spec[0] - '0', DatumGetFloat8(bounds[i])});
     }
     return result;
@@ -174,7 +172,7 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
             bool null = true;  // absent, or a number in the 'o' column
             if (present[c] && others[c] != nullptr)
                 values[i + 2] = field_datum(*others[c], fields[i].kind, null);
-            else if (present[c] && fields[i].kind == 'f')
+            else if (present[c] && fields[i].kind == kNumber)
                 values[i + 2] = Float8GetDatum(numbers[c]), null = false;
             nulls[i + 2] = null;
         }
@@ -236,7 +234,8 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     std::vector<FieldColumn> fields;
     std::vector<std::string> wanted{time_field};
     for (const std::string &spec : text_array_arg(fcinfo, tscoll::pg::unpack_call::kFields)) {
-        if (spec.empty() || std::string_view("tjfo").find(spec[0]) == std::string_view::npos)
+        if (spec.empty() ||
+            (spec[0] != kText && spec[0] != kJsonb && spec[0] != kNumber && spec[0] != kNotNumber))
             throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a field is <kind><name>");
         fields.push_back({spec.substr(1), spec[0]});
         wanted.push_back(spec.substr(1));
@@ -245,7 +244,8 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         throw Error(tscoll::ErrorCode::Internal, "_unpack_fields: one column per field expected");
     keep_first(*range, sink.first, *id, data, time_field);
     bool float8_only = std::all_of(fields.begin(), fields.end(), [&](const FieldColumn &f) {
-        return (f.kind == 'f' || f.kind == 'o') && f.name != time_field && f.name != meta_field;
+        return (f.kind == kNumber || f.kind == kNotNumber) && f.name != time_field &&
+               f.name != meta_field;
     });
     if (float8_only) {
         unpack_float8_fields(sink, *id, data, time_field, fields, prefilters_arg(fcinfo, fields),
