@@ -43,6 +43,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/read/row_sink.hpp"
+#include "pg/read/unpacking.hpp"
 #include "core/float8_aggregate.hpp"
 #include "pg/read/unpack_call.hpp"
 

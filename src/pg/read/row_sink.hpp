@@ -14,7 +14,7 @@ namespace tscoll::pg {
 // Which of a bucket's measurements a reader wants: with a count, only the
 // `count` earliest (latest, with `latest`) within the time bounds, and
 // those tied with the last of them. A time merge under a LIMIT returns no
-// other (nodes/time_merge.cpp).
+// other (nodes/time_merge_exec.cpp).
 struct FirstRows {
     int64 count = 0;
     bool latest = false;
@@ -40,13 +40,5 @@ class TuplestoreSink final : public RowSink {
   private:
     FunctionCallInfo fcinfo_;
 };
-
-// The bodies of the unpacking functions; their arguments are those of the
-// SQL functions (sql/tscoll--*.sql).
-void unpack_rows(FunctionCallInfo fcinfo, RowSink &sink);
-void unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink);
-void unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink);
-void bucket_slots_rows(FunctionCallInfo fcinfo, RowSink &sink);
-void bucket_ends_rows(FunctionCallInfo fcinfo, RowSink &sink);
 
 }  // namespace tscoll::pg

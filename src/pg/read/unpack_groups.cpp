@@ -28,6 +28,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/read/row_sink.hpp"
+#include "pg/read/unpacking.hpp"
 #include "pg/read/time_range.hpp"
 #include "pg/read/unpack_call.hpp"
 
