@@ -110,17 +110,16 @@ ReturnedMeasurements *start_returning(QueryDesc *query, Oid view) {
     if (!query->plannedstmt->hasReturning)
         return nullptr;
     CollectionInfo info = lookup_collection(view);
-    MemoryContext old = MemoryContextSwitchTo(query->estate->es_query_cxt);
-    auto *r = static_cast<ReturnedMeasurements *>(
-        pg_call([] { return palloc0(sizeof(ReturnedMeasurements)); }));
-    pg_call([&] {
+    return pg_call([&] {
+        MemoryContext old = MemoryContextSwitchTo(query->estate->es_query_cxt);
+        auto *r = static_cast<ReturnedMeasurements *>(palloc0(sizeof(ReturnedMeasurements)));
         r->store = tuplestore_begin_heap(false, false, work_mem);
         r->desc = view_desc(!info.meta_field.empty());
         r->time_field = pstrdup(info.time_field.c_str());
         r->meta_field = info.meta_field.empty() ? nullptr : pstrdup(info.meta_field.c_str());
+        MemoryContextSwitchTo(old);
+        return r;
     });
-    MemoryContextSwitchTo(old);
-    return r;
 }
 
 void return_measurements(ReturnedMeasurements *returned, TupleTableSlot *bucket,

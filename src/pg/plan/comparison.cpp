@@ -1,49 +1,11 @@
 #include "pg/plan/comparison.hpp"
 
 extern "C" {
-#include "postgres.h"
 #include "access/stratnum.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_aggregate.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_collation.h"
-#include "catalog/pg_type.h"
-#include "commands/defrem.h"
-#include "executor/spi.h"
-#include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
-#include "parser/analyze.h"
-#include "parser/parse_coerce.h"
-#include "parser/parse_func.h"
-#include "parser/parsetree.h"
-#include "parser/scansup.h"
 #include "rewrite/rewriteManip.h"
-#include "tcop/tcopprot.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
-#include "utils/datetime.h"
-#include "utils/fmgroids.h"
-#include "utils/fmgrprotos.h"
-#include "utils/hsearch.h"
-#include "utils/inval.h"
-#include "utils/json.h"
-#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/snapmgr.h"
 }
-
-#include <initializer_list>
-#include <optional>
-#include <utility>
-
-#include "pg/catalog/collection.hpp"
-#include "pg/guard.hpp"
-#include "pg/node_trees.hpp"
-#include "pg/search_path.hpp"
-#include "pg/settings.hpp"
 
 namespace tscoll::pg {
 

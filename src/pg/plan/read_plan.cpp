@@ -35,7 +35,6 @@ extern "C" {
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
-#include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -52,13 +51,10 @@ extern "C" {
 #include "utils/datetime.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
-#include "utils/hsearch.h"
-#include "utils/inval.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/snapmgr.h"
 }
 
 #include <initializer_list>
@@ -70,7 +66,6 @@ extern "C" {
 #include "pg/plan/collection_read.hpp"
 #include "pg/read/unpack_call.hpp"
 #include "pg/node_trees.hpp"
-#include "pg/search_path.hpp"
 #include "pg/settings.hpp"
 
 namespace tscoll::pg::reads {

@@ -17,7 +17,6 @@ extern "C" {
 #include "access/tableam.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_type_d.h"
-#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "executor/executor.h"
 #include "access/table.h"
@@ -51,7 +50,6 @@ extern "C" {
 #include "pg/types/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/nodes/returning.hpp"
-#include "pg/search_path.hpp"
 
 namespace tscoll::pg {
 
