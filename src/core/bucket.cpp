@@ -86,6 +86,36 @@ Value Bucket::control() const {
     return control;
 }
 
+Value tail_control(const std::string &time_field, UnixMicros bucket_start, UnixMicros latest,
+                   uint32_t count, const TailRef &ref) {
+    Value min = Value::object();
+    min.add(time_field, Value::string(format_canonical_date(bucket_start)));
+    Value max = Value::object();
+    max.add(time_field, Value::string(format_canonical_date(latest)));
+    Value tail = Value::object();
+    tail.add("bucket", Value::string(ref.bucket.to_hex()));
+    tail.add("seq", Value::number(ref.seq));
+    Value control = Value::object();
+    control.add("version", Value::number(static_cast<int64_t>(BucketData::kFormatVersion)));
+    control.add("min", std::move(min));
+    control.add("max", std::move(max));
+    control.add("count", Value::number(static_cast<int64_t>(count)));
+    control.add("tail", std::move(tail));
+    return control;
+}
+
+std::optional<TailRef> tail_ref(const Value &control) {
+    const Value *tail = control.is(Value::Kind::Object) ? control.find("tail") : nullptr;
+    if (tail == nullptr)
+        return std::nullopt;
+    const Value *bucket = tail->is(Value::Kind::Object) ? tail->find("bucket") : nullptr;
+    const Value *seq = tail->is(Value::Kind::Object) ? tail->find("seq") : nullptr;
+    std::optional<int64_t> number = seq ? seq->as_exact_int64() : std::nullopt;
+    if (bucket == nullptr || !bucket->is(Value::Kind::String) || !number)
+        throw Error(ErrorCode::Corrupt, "invalid tail control: control.tail needs a bucket and a seq");
+    return TailRef{ObjectId::from_hex(bucket->as_string()), *number};
+}
+
 Bucket without_measurements(const ObjectId &id, UnixMicros min_time, const std::string &time_field,
                             const BucketData &data, std::vector<uint32_t> positions) {
     std::sort(positions.begin(), positions.end());

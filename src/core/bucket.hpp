@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,26 @@ class Bucket {
     Schema schema_;
     bool kept_open_for_large_ = false;
 };
+
+// A tail (doc/ARCHITECTURE.md, "Tails"): measurements that a later
+// statement appended to a stored bucket, kept in a bucket-table row of their
+// own until they are folded into the bucket, so that an append writes what
+// it appends and not the whole bucket. `seq` orders a bucket's tails as
+// they were appended (1, 2, ...).
+struct TailRef {
+    ObjectId bucket;
+    int64_t seq;
+};
+
+// A tail row's control: {"version": 2, "min": {<time>: the bucket's start},
+// "max": {<time>: the tail's latest time}, "count": n, "tail": {"bucket":
+// "<hex>", "seq": n}}. The bucket's start as min keeps the row within its
+// bucket's time range, for pruning and the time merge; the fields are not
+// summarised, so pruning by them keeps the row.
+Value tail_control(const std::string &time_field, UnixMicros bucket_start, UnixMicros latest,
+                   uint32_t count, const TailRef &ref);
+// The tail a control belongs to; nullopt for a bucket's own control.
+std::optional<TailRef> tail_ref(const Value &control);
 
 // The bucket `data` stored under (id, min_time) without the measurements
 // at `positions` (0-based, any order): control recomputed from the rest,

@@ -293,6 +293,18 @@ void BucketData::append(const Value &measurement, uint64_t bson_size) {
     size_ += bson_size;
 }
 
+void BucketData::append(const BucketData &more) {
+    for (const BucketColumn &from : more.columns_) {
+        BucketColumn &c = column(from.name);
+        for (size_t i = 0; i < from.positions.size(); i++) {
+            c.positions.push_back(count_ + from.positions[i]);
+            c.values.push_back(from.values[i]);
+        }
+    }
+    count_ += more.count_;
+    size_ += more.size_;
+}
+
 std::vector<Value> BucketData::measurements() const {
     std::vector<Value> out(count_, Value::object());
     for (const BucketColumn &c : columns_)

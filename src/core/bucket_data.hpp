@@ -91,6 +91,8 @@ class BucketData {
 
     // Adds a measurement (an object without the meta field).
     void append(const Value &measurement, uint64_t bson_size);
+    // Adds `more`'s measurements after these, as if appended one by one.
+    void append(const BucketData &more);
     // Every measurement rebuilt as an object, fields in column order.
     std::vector<Value> measurements() const;
 

@@ -52,12 +52,13 @@ TSCOLL_FUNCTION(tscoll_data_size) {
 // tscoll._bucket_totals(collection regclass, OUT bucket_count bigint, OUT
 // measurements bigint, OUT uncompressed bigint, OUT stored bigint): read as
 // the bucket table's owner once SELECT on the view is checked (SPEC §2.3).
+// bucket_count leaves out tail rows, which belong to their bucket.
 // stored: _id (12 bytes), the two times (16) and the other values as stored.
 TSCOLL_FUNCTION(tscoll_bucket_totals) {
     tscoll::pg::CollectionInfo info = tscoll::pg::lookup_collection(PG_GETARG_OID(0));
     tscoll::pg::check_view_privilege(info, ACL_SELECT);
     std::string query =
-        "SELECT count(*), coalesce(sum((control->>'count')::int8), 0)::int8, "
+        "SELECT count(*) FILTER (WHERE NOT control ? 'tail'), coalesce(sum((control->>'count')::int8), 0)::int8, "
         "       coalesce(sum(tscoll._data_size(data)), 0)::int8, "
         "       coalesce(sum(28 + coalesce(pg_column_size(meta), 0) + pg_column_size(control)"
         "                    + pg_column_size(data)), 0)::int8 FROM " +

@@ -335,7 +335,7 @@ TSCOLL_FUNCTION(tscoll_remove_measurements) {
     tscoll::Bucket rest =
         tscoll::without_measurements(*id, tscoll::pg::to_unix_micros(min_time), time_field,
                                      tscoll::pg::decode_bucket(*id, stored), std::move(positions));
-    Jsonb *control = tscoll::pg::control_jsonb(rest, CurrentMemoryContext);
+    Jsonb *control = tscoll::pg::control_jsonb(rest.control(), CurrentMemoryContext);
     Datum data = tscoll::pg::bytea_datum(rest.data().encode(), CurrentMemoryContext);
     return tscoll::pg::pg_call([&] {
         TupleDesc desc;

@@ -1,4 +1,4 @@
-// Reading buckets back: the view's unpacking function and tscoll.buckets().
+// Reading buckets back: the view's unpacking functions.
 extern "C" {
 #include "postgres.h"
 #include "catalog/pg_type_d.h"
@@ -443,55 +443,5 @@ TSCOLL_FUNCTION(tscoll_unpack_times) {
         bool null = false;
         sink.put(&value, &null);
     }
-    return PointerGetDatum(nullptr);
-}
-
-// tscoll._data_json(_id objectid, data bytea, time_field text) RETURNS jsonb:
-// MongoDB's uncompressed v1 data, {"<field>": {"0": v0, "1": v1, ...}, ...}.
-TSCOLL_FUNCTION(tscoll_data_json) {
-    const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
-    bytea *data = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(1); });
-    std::string time_field = text_arg(fcinfo, 2);
-    BucketData bucket = decode_bucket(*id, data);
-    Value result = Value::object();
-    for (const tscoll::BucketColumn &c : bucket.columns()) {
-        Value column = Value::object();
-        for (size_t i = 0; i < c.positions.size(); i++) {
-            const Value &v = c.values[i];
-            bool is_time = c.name == time_field && v.is(Value::Kind::Date);
-            column.add(std::to_string(c.positions[i]),
-                       is_time ? Value::string(tscoll::format_canonical_date(v.as_date())) : v);
-        }
-        result.add(c.name, std::move(column));
-    }
-    PG_RETURN_JSONB_P(tscoll::pg::value_to_jsonb(result));
-}
-
-// tscoll._buckets(collection regclass) RETURNS TABLE (_id objectid, meta
-// jsonb, control jsonb, data jsonb): every bucket, in _id order, read as the
-// bucket table's owner once SELECT on the view is checked (SPEC §2.3).
-TSCOLL_FUNCTION(tscoll_read_buckets) {
-    tscoll::pg::CollectionInfo info = tscoll::pg::lookup_collection(PG_GETARG_OID(0));
-    tscoll::pg::check_view_privilege(info, ACL_SELECT);
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    tscoll::pg::pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
-    std::string query =
-        "SELECT b._id, b.meta, b.control, tscoll._data_json(b._id, b.data, $1) FROM " +
-        info.bucket_name + " b ORDER BY b._id";
-    tscoll::pg::OwnerSession owner(info);
-    tscoll::pg::pg_call([&] {
-        Oid types[] = {TEXTOID};
-        Datum values[] = {CStringGetTextDatum(info.time_field.c_str())};
-        Portal portal =
-            SPI_cursor_open_with_args(nullptr, query.c_str(), 1, types, values, nullptr, true, 0);
-        for (SPI_cursor_fetch(portal, true, 1000); SPI_processed > 0;
-             SPI_cursor_fetch(portal, true, 1000)) {
-            for (uint64 i = 0; i < SPI_processed; i++)
-                tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
-            SPI_freetuptable(SPI_tuptable);
-        }
-        SPI_cursor_close(portal);
-    });
-    owner.finish();
     return PointerGetDatum(nullptr);
 }

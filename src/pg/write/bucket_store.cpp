@@ -12,6 +12,8 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <unordered_map>
+
 #include "core/error.hpp"
 #include "pg/guard.hpp"
 #include "pg/types/jsonb_value.hpp"
@@ -24,19 +26,37 @@ namespace {
 
 constexpr int kMaxReopenCandidates = 8;
 
-// Runs a query with the latest snapshot; returns the number of rows.
-uint64 run(const char *query, int nargs, Oid *types, Datum *values, const char *nulls, int limit) {
-    return pg_call([&] {
-        SPIPlanPtr plan = SPI_prepare(query, nargs, types);
-        if (plan == nullptr)
+// The insert path's SPI plans, kept for the session: a single-row INSERT
+// would otherwise parse and plan each of its queries again. PostgreSQL
+// revalidates a kept plan when what it reads changes. Keyed by the query's
+// text, which names the bucket table.
+std::unordered_map<std::string, SPIPlanPtr> plans;
+
+SPIPlanPtr prepared(const char *query, int nargs, Oid *types) {
+    if (auto it = plans.find(query); it != plans.end())
+        return it->second;
+    SPIPlanPtr plan = pg_call([&] {
+        SPIPlanPtr p = SPI_prepare(query, nargs, types);
+        if (p == nullptr)
             elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
                  SPI_result_code_string(SPI_result));
+        if (SPI_keepplan(p) != 0)
+            elog(ERROR, "SPI_keepplan failed for \"%s\"", query);
+        return p;
+    });
+    plans.emplace(query, plan);
+    return plan;
+}
+
+// Runs a query with the latest snapshot; returns the number of rows.
+uint64 run(const char *query, int nargs, Oid *types, Datum *values, const char *nulls, int limit) {
+    SPIPlanPtr plan = prepared(query, nargs, types);
+    return pg_call([&] {
         int rc = SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(), InvalidSnapshot,
                                       false, false, limit);
         if (rc < 0)
             elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s", query,
                  SPI_result_code_string(rc));
-        SPI_freeplan(plan);
         return SPI_processed;
     });
 }
@@ -59,11 +79,11 @@ Datum bytea_datum(const std::string &bytes, MemoryContext context) {
 }
 
 // control as jsonb, built in `context`.
-Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context) {
+Jsonb *control_jsonb(const Value &control, MemoryContext context) {
     MemoryContext old = MemoryContextSwitchTo(context);
     Jsonb *result = nullptr;
     try {
-        result = value_to_jsonb(bucket.control());
+        result = value_to_jsonb(control);
     } catch (...) {
         MemoryContextSwitchTo(old);
         throw;
@@ -132,13 +152,17 @@ void BucketStore::finish() {
     owner_.finish();
 }
 
+Oid BucketStore::objectid_type() const {
+    return pg_call([&] { return get_atttype(info_.bucket_table, 1); });
+}
+
 std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
     std::string query = "SELECT min_time, data, coalesce(control->'closed' = 'true', false) FROM " +
                         info_.bucket_name + " WHERE _id = $1 AND " +
                         (meta ? "meta = $2" : "meta IS NULL") + " FOR UPDATE SKIP LOCKED";
-    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID};
+    Oid types[] = {objectid_type(), JSONBOID};
     Datum values[] = {objectid_datum(id), PointerGetDatum(meta)};
     if (run(query.c_str(), meta ? 2 : 1, types, values, nullptr, 1) != 1)
         return std::nullopt;
@@ -147,22 +171,68 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
     bool isnull = false;
     if (DatumGetBool(SPI_getbinval(row, desc, 3, &isnull)))
         return std::nullopt;
-    TimestampTz min_time = DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull));
+    UnixMicros min_time = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull)));
     Datum data = SPI_getbinval(row, desc, 2, &isnull);
     bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
+    StoredBucket stored{id, min_time, decode_stored(id, raw), 0, 1, VARSIZE_ANY_EXHDR(raw)};
+    // The bucket's lock keeps other writers from its tails; one that a
+    // modification through the view is changing makes the bucket as
+    // unusable as a locked bucket row.
+    const char *count = "SELECT count(*) FROM ";
+    run_tails(count, id, min_time, meta, false);
+    int64 tails = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    if (tails == 0)
+        return stored;
+    const char *rows = "SELECT (control->'tail'->>'seq')::int8 AS seq, data FROM ";
+    if (run_tails(rows, id, min_time, meta, true) != static_cast<uint64>(tails))
+        return std::nullopt;
+    for (uint64 i = 0; i < SPI_processed; i++) {
+        HeapTuple tail = SPI_tuptable->vals[i];
+        stored.next_seq = DatumGetInt64(SPI_getbinval(tail, SPI_tuptable->tupdesc, 1, &isnull)) + 1;
+        Datum tail_data = SPI_getbinval(tail, SPI_tuptable->tupdesc, 2, &isnull);
+        bytea *tail_raw = pg_call([&] { return DatumGetByteaPP(tail_data); });
+        stored.data.append(decode_stored(id, tail_raw));
+        stored.stored_bytes += VARSIZE_ANY_EXHDR(tail_raw);
+    }
+    stored.tails = static_cast<uint32_t>(SPI_processed);
+    return stored;
+}
+
+BucketData BucketStore::decode_stored(const ObjectId &id, bytea *raw) const {
     try {
-        BucketData decoded = decode_bucket(id, raw);
-        return StoredBucket{id, to_unix_micros(min_time), std::move(decoded)};
+        return decode_bucket(id, raw);
     } catch (const Error &e) {
         throw Error(e.code(), e.what(),
                     "Bucket " + id.to_hex() + " of collection " + info_.view_name + ".");
     }
 }
 
+// Runs `select` over the tails of bucket `id`. A tail's _id has its
+// bucket's time component, so the primary key finds them on any collection;
+// an index on meta and min_time may find them faster.
+uint64 BucketStore::run_tails(const char *select, const ObjectId &id, UnixMicros min_time,
+                              Jsonb *meta, bool lock) {
+    ObjectId low = id, high = id;
+    std::fill(low.bytes.begin() + 4, low.bytes.end(), 0x00);
+    std::fill(high.bytes.begin() + 4, high.bytes.end(), 0xFF);
+    std::string query = std::string(select) + info_.bucket_name +
+                        " WHERE _id >= $1 AND _id <= $2 AND min_time = $3"
+                        " AND control->'tail'->>'bucket' = $4 AND " +
+                        (meta ? "meta = $5" : "meta IS NULL") +
+                        (lock ? " ORDER BY seq FOR UPDATE SKIP LOCKED" : "");
+    Oid types[] = {objectid_type(), objectid_type(), TIMESTAMPTZOID, TEXTOID, JSONBOID};
+    std::string hex = id.to_hex();
+    Datum values[] = {objectid_datum(low), objectid_datum(high),
+                      TimestampTzGetDatum(to_timestamptz(min_time)),
+                      pg_call([&] { return CStringGetTextDatum(hex.c_str()); }),
+                      PointerGetDatum(meta)};
+    return run(query.c_str(), meta ? 5 : 4, types, values, nullptr, 0);
+}
+
 std::vector<catalog::BucketRef> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) {
     std::string query = "SELECT _id, min_time FROM " + info_.bucket_name + " WHERE " +
                         (meta ? "meta = $3" : "meta IS NULL") +
-                        " AND min_time <= $1 AND min_time > $2" +
+                        " AND min_time <= $1 AND min_time > $2 AND NOT control ? 'tail'" +
                         // not full: the format byte's flag (doc/BUCKET_FORMAT.md)
                         " AND get_byte(data, 4) < 128 ORDER BY min_time DESC LIMIT " +
                         std::to_string(kMaxReopenCandidates);
@@ -205,29 +275,45 @@ uint64 BucketStore::write(const char *query, int nargs, Oid *types, Datum *value
 }
 
 void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
+    insert_row(bucket.id(), meta, control_jsonb(bucket.control(), row_context_),
+               bucket.data().encode());
+}
+
+void BucketStore::insert_tail(const Bucket &bucket, const TailRef &ref, const BucketData &data,
+                              UnixMicros latest, Jsonb *meta) {
+    Value control =
+        tail_control(info_.time_field, bucket.min_time(), latest, data.count(), ref);
+    insert_row(ObjectId::generate(bucket.id().seconds()), meta,
+               control_jsonb(control, row_context_), data.encode());
+}
+
+void BucketStore::insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control,
+                             const std::string &data) {
     std::string query =
         "INSERT INTO " + info_.bucket_name + " (_id, meta, control, data) VALUES ($1, $2, $3, $4)";
-    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID, JSONBOID,
-                   BYTEAOID};
-    Datum values[] = {objectid_datum(bucket.id(), row_context_), PointerGetDatum(meta),
-                      PointerGetDatum(control_jsonb(bucket, row_context_)),
-                      bytea_datum(bucket.data().encode(), row_context_)};
+    Oid types[] = {objectid_type(), JSONBOID, JSONBOID, BYTEAOID};
+    Datum values[] = {objectid_datum(id, row_context_), PointerGetDatum(meta),
+                      PointerGetDatum(control), bytea_datum(data, row_context_)};
     const char nulls[] = {' ', meta ? ' ' : 'n', ' ', ' '};
     write(query.c_str(), 4, types, values, nulls);
     MemoryContextReset(row_context_);
 }
 
-void BucketStore::update(const Bucket &bucket) {
+void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
     std::string query =
         "UPDATE " + info_.bucket_name + " SET control = $2, data = $3 WHERE _id = $1";
-    Oid types[] = {pg_call([&] { return get_atttype(info_.bucket_table, 1); }), JSONBOID, BYTEAOID};
+    Oid types[] = {objectid_type(), JSONBOID, BYTEAOID};
     Datum values[] = {objectid_datum(bucket.id(), row_context_),
-                      PointerGetDatum(control_jsonb(bucket, row_context_)),
+                      PointerGetDatum(control_jsonb(bucket.control(), row_context_)),
                       bytea_datum(bucket.data().encode(), row_context_)};
     if (write(query.c_str(), 3, types, values, nullptr) != 1)
         throw Error(ErrorCode::Internal,
                     "bucket " + bucket.id().to_hex() + " vanished while locked");
     MemoryContextReset(row_context_);
+    if (tails > 0 &&
+        run_tails("DELETE FROM ", bucket.id(), bucket.min_time(), meta, false) != tails)
+        throw Error(ErrorCode::Internal,
+                    "a tail of bucket " + bucket.id().to_hex() + " changed while locked");
 }
 
 }  // namespace tscoll::pg

@@ -39,7 +39,7 @@ class OwnerSession {
 
 // A bucket row's data and control, built in `context`.
 Datum bytea_datum(const std::string &bytes, MemoryContext context);
-Jsonb *control_jsonb(const Bucket &bucket, MemoryContext context);
+Jsonb *control_jsonb(const Value &control, MemoryContext context);
 
 // A bucket row's data; errors name the bucket (SPEC §4.4: XX001).
 // `wanted` and `window` as BucketData::decode has them.
@@ -51,10 +51,15 @@ BucketData decode_bucket(const ObjectId &id, bytea *data,
 Float8Columns decode_bucket_float8(const ObjectId &id, bytea *data, const std::string &time_field,
                                    const std::vector<std::string> &fields);
 
+// A bucket as stored: its row and its tails, merged in the order they were
+// appended.
 struct StoredBucket {
     ObjectId id;
     UnixMicros min_time;
     BucketData data;
+    uint32_t tails;     // tail rows
+    int64_t next_seq;   // the seq of the next tail
+    uint64_t stored_bytes;  // data bytes of the row and its tails
 };
 
 class BucketStore {
@@ -63,18 +68,27 @@ class BucketStore {
     explicit BucketStore(const CollectionInfo &info);
     void finish();
 
-    // The bucket of the series `meta` (nullptr: no meta), locked; nullopt
-    // when it is gone, of another series now, locked by another
-    // transaction or closed for good.
+    // The bucket of the series `meta` (nullptr: no meta) with its tails,
+    // locked; nullopt when it is gone, of another series now, locked by
+    // another transaction (it or one of its tails) or closed for good.
     std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta);
     // Buckets of the series that could hold a measurement at `t`, latest
     // first (needs info.reopen_index).
     std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);
     void insert(const Bucket &bucket, Jsonb *meta);
-    void update(const Bucket &bucket);
+    // Writes the bucket's row, its tails (if any) folded into it.
+    void update(const Bucket &bucket, uint32_t tails, Jsonb *meta);
+    // Appends `data` to the stored bucket `bucket` as its tail `ref.seq`.
+    void insert_tail(const Bucket &bucket, const TailRef &ref, const BucketData &data,
+                     UnixMicros latest, Jsonb *meta);
 
   private:
     uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
+    void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data);
+    BucketData decode_stored(const ObjectId &id, bytea *raw) const;
+    uint64 run_tails(const char *select, const ObjectId &id, UnixMicros min_time, Jsonb *meta,
+                     bool lock);
+    Oid objectid_type() const;
 
     const CollectionInfo &info_;
     TrustedBucketWrites trusted_;

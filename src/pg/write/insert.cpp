@@ -132,12 +132,27 @@ CollectionFields fields_of(const CollectionInfo &info) {
                             info.rounding_seconds};
 }
 
+// A stored bucket takes appends as tails (doc/ARCHITECTURE.md, "Tails")
+// from this size of its data on: below it, writing the bucket again costs
+// about what a tail row costs.
+constexpr uint64_t kTailMinBytes = 1024;
+// A bucket's tails are folded into it at this many, so that a read of an
+// open bucket meets a bounded number of rows; and when it stops being its
+// series' open bucket.
+constexpr uint32_t kMaxTails = 64;
+
 // A bucket this statement appends to.
 struct TouchedBucket {
     Bucket bucket;
     bool is_new;
-    Jsonb *meta;  // the series' meta, for a new bucket's row
+    Jsonb *meta;  // the series' meta, for the bucket's rows
+    uint32_t tails = 0;       // stored tail rows
+    int64_t next_seq = 1;     // of the next tail
+    uint64_t stored_bytes = 0;
     uint32_t appended = 0;
+    BucketData appended_data;  // what this statement appended, for a tail
+    UnixMicros appended_latest = 0;
+    bool open = false;         // its series' open bucket when the statement ends
     bool closed_full = false;  // closed by size in this statement
 };
 
@@ -220,6 +235,8 @@ void BucketWriter::assign(SeriesBatch &batch) {
     }
     if (current == nullptr)
         state.open.reset();
+    else
+        current->open = true;
     catalog::store_series(info_.bucket_table, batch.key, std::move(state));
 }
 
@@ -228,6 +245,10 @@ void BucketWriter::append(TouchedBucket &t, const Measurement &m, const Bucket::
         counters_.numBucketsKeptOpenDueToLargeMeasurements++;
     t.bucket.append(m);
     t.appended++;
+    if (!t.is_new) {
+        t.appended_data.append(m.fields, m.bson_size);
+        t.appended_latest = std::max(t.appended_latest, m.time);
+    }
 }
 
 // SPEC §4.3: a bucket is reopened only while under the maximum size, even
@@ -284,6 +305,9 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{Bucket(id, stored->min_time, info_.time_field, std::move(stored->data)),
                       false, series_meta_}));
+    touched_.back()->tails = stored->tails;
+    touched_.back()->next_seq = stored->next_seq;
+    touched_.back()->stored_bytes = stored->stored_bytes;
     return by_id_[key] = touched_.back().get();
 }
 
@@ -318,20 +342,26 @@ void BucketWriter::count_rollover(Rollover reason) {
     }
 }
 
+// A new bucket is inserted. A stored bucket that stays open takes this
+// statement's measurements as a tail when it is large enough and has room
+// for one; otherwise it is written again, its tails folded in, as is a
+// bucket with tails that stops being open (its row then grows no more).
 void BucketWriter::write(const TouchedBucket &t) {
-    if (t.appended == 0) {
-        // Only its full mark changed: a row written, not a commit.
-        if (t.closed_full)
-            store_->update(t.bucket);
-        return;
-    }
     if (t.is_new) {
         store_->insert(t.bucket, t.meta);
         counters_.numBucketInserts++;
-    } else {
-        store_->update(t.bucket);
+    } else if (t.appended > 0 && t.open && t.stored_bytes >= kTailMinBytes && t.tails + 1 < kMaxTails) {
+        store_->insert_tail(t.bucket, TailRef{t.bucket.id(), t.next_seq}, t.appended_data,
+                            t.appended_latest, t.meta);
         counters_.numBucketUpdates++;
+    } else if (t.appended > 0 || t.closed_full || (t.tails > 0 && !t.open)) {
+        store_->update(t.bucket, t.tails, t.meta);
+        if (t.appended > 0)
+            counters_.numBucketUpdates++;
     }
+    // Only its full mark changed, or its tails folded: a row written, not a commit.
+    if (t.appended == 0)
+        return;
     counters_.numCommits++;
     counters_.numMeasurementsCommitted += t.appended;
 }
