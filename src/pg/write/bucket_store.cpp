@@ -175,17 +175,11 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
     Datum data = SPI_getbinval(row, desc, 2, &isnull);
     bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
     StoredBucket stored{id, min_time, decode_stored(id, raw), 0, 1, VARSIZE_ANY_EXHDR(raw)};
-    // The bucket's lock keeps other writers from its tails; one that a
-    // modification through the view is changing makes the bucket as
-    // unusable as a locked bucket row.
-    const char *count = "SELECT count(*) FROM ";
-    run_tails(count, id, min_time, meta, false);
-    int64 tails = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-    if (tails == 0)
-        return stored;
-    const char *rows = "SELECT (control->'tail'->>'seq')::int8 AS seq, data FROM ";
-    if (run_tails(rows, id, min_time, meta, true) != static_cast<uint64>(tails))
-        return std::nullopt;
+    // The bucket's lock keeps other writers from its tails, so they are
+    // read without locks of their own (which would cost a WAL record per
+    // tail and append); a fold locks them (lock_tails).
+    const char *rows = "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text FROM ";
+    run_tails(rows, " ORDER BY seq", id, min_time, meta);
     for (uint64 i = 0; i < SPI_processed; i++) {
         HeapTuple tail = SPI_tuptable->vals[i];
         stored.next_seq = DatumGetInt64(SPI_getbinval(tail, SPI_tuptable->tupdesc, 1, &isnull)) + 1;
@@ -193,9 +187,20 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
         bytea *tail_raw = pg_call([&] { return DatumGetByteaPP(tail_data); });
         stored.data.append(decode_stored(id, tail_raw));
         stored.stored_bytes += VARSIZE_ANY_EXHDR(tail_raw);
+        stored.tail_rows += SPI_getvalue(tail, SPI_tuptable->tupdesc, 3);
+        stored.tail_rows += ' ';
     }
     stored.tails = static_cast<uint32_t>(SPI_processed);
     return stored;
+}
+
+bool BucketStore::lock_tails(const ObjectId &id, UnixMicros min_time, Jsonb *meta,
+                             const std::string &tail_rows) {
+    const char *locked = "SELECT string_agg(ctid::text || ' ', '' ORDER BY seq) FROM ("
+                         "SELECT ctid, (control->'tail'->>'seq')::int8 AS seq FROM ";
+    run_tails(locked, " FOR UPDATE SKIP LOCKED) t", id, min_time, meta);
+    char *rows = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    return rows != nullptr && tail_rows == rows;
 }
 
 BucketData BucketStore::decode_stored(const ObjectId &id, bytea *raw) const {
@@ -207,19 +212,18 @@ BucketData BucketStore::decode_stored(const ObjectId &id, bytea *raw) const {
     }
 }
 
-// Runs `select` over the tails of bucket `id`. A tail's _id has its
-// bucket's time component, so the primary key finds them on any collection;
-// an index on meta and min_time may find them faster.
-uint64 BucketStore::run_tails(const char *select, const ObjectId &id, UnixMicros min_time,
-                              Jsonb *meta, bool lock) {
+// Runs `select` over the tails of bucket `id`, then `rest`. A tail's _id
+// has its bucket's time component, so the primary key finds them on any
+// collection; an index on meta and min_time may find them faster.
+uint64 BucketStore::run_tails(const char *select, const char *rest, const ObjectId &id,
+                              UnixMicros min_time, Jsonb *meta) {
     ObjectId low = id, high = id;
     std::fill(low.bytes.begin() + 4, low.bytes.end(), 0x00);
     std::fill(high.bytes.begin() + 4, high.bytes.end(), 0xFF);
     std::string query = std::string(select) + info_.bucket_name +
                         " WHERE _id >= $1 AND _id <= $2 AND min_time = $3"
                         " AND control->'tail'->>'bucket' = $4 AND " +
-                        (meta ? "meta = $5" : "meta IS NULL") +
-                        (lock ? " ORDER BY seq FOR UPDATE SKIP LOCKED" : "");
+                        (meta ? "meta = $5" : "meta IS NULL") + rest;
     Oid types[] = {objectid_type(), objectid_type(), TIMESTAMPTZOID, TEXTOID, JSONBOID};
     std::string hex = id.to_hex();
     Datum values[] = {objectid_datum(low), objectid_datum(high),
@@ -311,7 +315,7 @@ void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
                     "bucket " + bucket.id().to_hex() + " vanished while locked");
     MemoryContextReset(row_context_);
     if (tails > 0 &&
-        run_tails("DELETE FROM ", bucket.id(), bucket.min_time(), meta, false) != tails)
+        run_tails("DELETE FROM ", "", bucket.id(), bucket.min_time(), meta) != tails)
         throw Error(ErrorCode::Internal,
                     "a tail of bucket " + bucket.id().to_hex() + " changed while locked");
 }

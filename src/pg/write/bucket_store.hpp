@@ -60,6 +60,7 @@ struct StoredBucket {
     uint32_t tails;     // tail rows
     int64_t next_seq;   // the seq of the next tail
     uint64_t stored_bytes;  // data bytes of the row and its tails
+    std::string tail_rows;  // the tails' row versions, for lock_tails
 };
 
 class BucketStore {
@@ -69,14 +70,18 @@ class BucketStore {
     void finish();
 
     // The bucket of the series `meta` (nullptr: no meta) with its tails,
-    // locked; nullopt when it is gone, of another series now, locked by
-    // another transaction (it or one of its tails) or closed for good.
+    // its row locked; nullopt when it is gone, of another series now,
+    // locked by another transaction or closed for good.
     std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta);
     // Buckets of the series that could hold a measurement at `t`, latest
     // first (needs info.reopen_index).
     std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);
     void insert(const Bucket &bucket, Jsonb *meta);
-    // Writes the bucket's row, its tails (if any) folded into it.
+    // Locks the tails of a loaded bucket for a fold; false when one is
+    // locked by another transaction or changed since `tail_rows` were read.
+    bool lock_tails(const ObjectId &id, UnixMicros min_time, Jsonb *meta,
+                    const std::string &tail_rows);
+    // Writes the bucket's row, its `tails` (locked) folded into it.
     void update(const Bucket &bucket, uint32_t tails, Jsonb *meta);
     // Appends `data` to the stored bucket `bucket` as its tail `ref.seq`.
     void insert_tail(const Bucket &bucket, const TailRef &ref, const BucketData &data,
@@ -86,8 +91,8 @@ class BucketStore {
     uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
     void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data);
     BucketData decode_stored(const ObjectId &id, bytea *raw) const;
-    uint64 run_tails(const char *select, const ObjectId &id, UnixMicros min_time, Jsonb *meta,
-                     bool lock);
+    uint64 run_tails(const char *select, const char *rest, const ObjectId &id,
+                     UnixMicros min_time, Jsonb *meta);
     Oid objectid_type() const;
 
     const CollectionInfo &info_;

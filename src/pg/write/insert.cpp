@@ -135,7 +135,7 @@ CollectionFields fields_of(const CollectionInfo &info) {
 // A stored bucket takes appends as tails (doc/ARCHITECTURE.md, "Tails")
 // from this size of its data on: below it, writing the bucket again costs
 // about what a tail row costs.
-constexpr uint64_t kTailMinBytes = 1024;
+constexpr uint64_t kTailMinBytes = 512;
 // A bucket's tails are folded into it at this many, so that a read of an
 // open bucket meets a bounded number of rows; and when it stops being its
 // series' open bucket.
@@ -149,6 +149,7 @@ struct TouchedBucket {
     uint32_t tails = 0;       // stored tail rows
     int64_t next_seq = 1;     // of the next tail
     uint64_t stored_bytes = 0;
+    std::string tail_rows;
     uint32_t appended = 0;
     BucketData appended_data;  // what this statement appended, for a tail
     UnixMicros appended_latest = 0;
@@ -308,6 +309,7 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
     touched_.back()->tails = stored->tails;
     touched_.back()->next_seq = stored->next_seq;
     touched_.back()->stored_bytes = stored->stored_bytes;
+    touched_.back()->tail_rows = std::move(stored->tail_rows);
     return by_id_[key] = touched_.back().get();
 }
 
@@ -346,16 +348,26 @@ void BucketWriter::count_rollover(Rollover reason) {
 // statement's measurements as a tail when it is large enough and has room
 // for one; otherwise it is written again, its tails folded in, as is a
 // bucket with tails that stops being open (its row then grows no more).
+// Tails that another transaction is changing are not folded: the
+// measurements then go to a tail all the same.
 void BucketWriter::write(const TouchedBucket &t) {
     if (t.is_new) {
         store_->insert(t.bucket, t.meta);
         counters_.numBucketInserts++;
-    } else if (t.appended > 0 && t.open && t.stored_bytes >= kTailMinBytes && t.tails + 1 < kMaxTails) {
-        store_->insert_tail(t.bucket, TailRef{t.bucket.id(), t.next_seq}, t.appended_data,
-                            t.appended_latest, t.meta);
-        counters_.numBucketUpdates++;
-    } else if (t.appended > 0 || t.closed_full || (t.tails > 0 && !t.open)) {
-        store_->update(t.bucket, t.tails, t.meta);
+    } else {
+        bool tail = t.appended > 0 && t.open && t.stored_bytes >= kTailMinBytes &&
+                    t.tails + 1 < kMaxTails;
+        bool rewrite = !tail && (t.appended > 0 || t.closed_full || (t.tails > 0 && !t.open));
+        if (rewrite && t.tails > 0 &&
+            !store_->lock_tails(t.bucket.id(), t.bucket.min_time(), t.meta, t.tail_rows)) {
+            rewrite = false;
+            tail = t.appended > 0;
+        }
+        if (tail)
+            store_->insert_tail(t.bucket, TailRef{t.bucket.id(), t.next_seq}, t.appended_data,
+                                t.appended_latest, t.meta);
+        else if (rewrite)
+            store_->update(t.bucket, t.tails, t.meta);
         if (t.appended > 0)
             counters_.numBucketUpdates++;
     }

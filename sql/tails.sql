@@ -1,0 +1,123 @@
+-- Tails (doc/ARCHITECTURE.md, "Tails"; SPEC §7): an append to a stored
+-- bucket is written as a row of its own and folded in later, yet every read
+-- sees it, and the buckets are those a bulk insert makes (SPEC §4.1).
+\i test/setup.psql
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+
+-- 2,400 measurements of 8 series, time-major, 30 s apart per series; every
+-- 50th arrives 7 minutes late; series s3's "x" turns from a number into a
+-- string halfway (a schema change). "_id" is given, so that the buckets of
+-- two collections can be compared whole.
+CREATE TABLE source AS
+SELECT i, jsonb_build_object(
+           '_id', i,
+           't', to_char(timestamptz '2024-03-01 00:00:00+00' + (i / 8) * interval '30 s'
+                        - CASE WHEN i % 50 = 49 THEN interval '7 min' ELSE interval '0' END,
+                        'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+           'm', 's' || i % 8,
+           'v', (i * 37 % 1000) / 10.0,
+           'x', CASE WHEN i % 8 = 3 AND i >= 1200 THEN to_jsonb('x' || i) ELSE to_jsonb(i) END,
+           'note', md5(i::text)) AS doc
+  FROM generate_series(0, 2399) i;
+
+SELECT tscoll.create_collection('by_copy', 't', 'm');
+SELECT tscoll.create_collection('by_thousand', 't', 'm');
+SELECT tscoll.create_collection('by_row', 't', 'm');
+
+\copy (SELECT doc FROM source ORDER BY i) TO '/tmp/tscoll_regress_tails.ndjson'
+\copy by_copy (doc) FROM '/tmp/tscoll_regress_tails.ndjson'
+INSERT INTO by_thousand (doc) SELECT doc FROM source WHERE i < 1000 ORDER BY i;
+INSERT INTO by_thousand (doc) SELECT doc FROM source WHERE i >= 1000 AND i < 2000 ORDER BY i;
+INSERT INTO by_thousand (doc) SELECT doc FROM source WHERE i >= 2000 ORDER BY i;
+DO $$
+DECLARE d jsonb;
+BEGIN
+    FOR d IN SELECT doc FROM source ORDER BY i LOOP
+        INSERT INTO by_row (doc) VALUES (d);
+    END LOOP;
+END $$;
+
+-- Single rows left tails on disk, each bucket with fewer than 64, and
+-- only in its series' open bucket (the latest): a bucket that stopped
+-- being open was folded.
+SELECT count(*) > 0 AS has_tails FROM "system.buckets.by_row" WHERE control ? 'tail';
+SELECT max(n) < 64 AS bounded FROM (
+    SELECT count(*) AS n FROM "system.buckets.by_row" WHERE control ? 'tail'
+     GROUP BY control->'tail'->>'bucket') t;
+SELECT count(*) AS tails_of_closed_buckets FROM "system.buckets.by_row" t
+ WHERE control ? 'tail'
+   AND EXISTS (SELECT FROM "system.buckets.by_row" b
+                WHERE b.meta = t.meta AND b.min_time > t.min_time AND NOT b.control ? 'tail');
+
+-- The same buckets, however the measurements were batched.
+CREATE FUNCTION buckets_of(c regclass) RETURNS TABLE (meta jsonb, control jsonb, data jsonb)
+    LANGUAGE sql AS $$ SELECT meta, control, data FROM tscoll.buckets(c) $$;
+SELECT (SELECT count(*) FROM buckets_of('by_copy')) AS buckets,
+       (SELECT count(*) FROM (SELECT * FROM buckets_of('by_copy')
+                              EXCEPT SELECT * FROM buckets_of('by_row')) d) AS copy_not_row,
+       (SELECT count(*) FROM (SELECT * FROM buckets_of('by_row')
+                              EXCEPT SELECT * FROM buckets_of('by_copy')) d) AS row_not_copy,
+       (SELECT count(*) FROM (SELECT * FROM buckets_of('by_thousand')
+                              EXCEPT SELECT * FROM buckets_of('by_copy')) d) AS thousand_not_copy,
+       (SELECT count(*) FROM (SELECT * FROM buckets_of('by_copy')
+                              EXCEPT SELECT * FROM buckets_of('by_thousand')) d) AS copy_not_thousand;
+SELECT c, s->'bucketCount' AS buckets, s->'numMeasurements' AS measurements,
+       s->'numCommits' AS commits
+  FROM unnest(ARRAY['by_copy', 'by_thousand', 'by_row']) c, tscoll.collection_stats(c) s;
+
+-- Every read path sees the tails: each query gives by_row what it gives
+-- by_copy (float8 sums rounded: partial sums per bucket row add up in
+-- another order).
+CREATE FUNCTION differs(query text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE a bigint; b bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((%s) EXCEPT ALL (%s)) d',
+                   format(query, 'by_row'), format(query, 'by_copy')) INTO a;
+    EXECUTE format('SELECT count(*) FROM ((%s) EXCEPT ALL (%s)) d',
+                   format(query, 'by_copy'), format(query, 'by_row')) INTO b;
+    RETURN a + b;
+END $$;
+SELECT q, differs(q) FROM unnest(ARRAY[
+    'SELECT t, m, doc FROM %s',
+    'SELECT count(*) FROM %s',
+    'SELECT m, count(*), max((doc->>''v'')::float8), round(avg((doc->>''v'')::float8)::numeric, 9) FROM %s GROUP BY m',
+    'SELECT date_trunc(''hour'', t), max((doc->>''v'')::float8) FROM %s GROUP BY 1',
+    'SELECT * FROM (SELECT DISTINCT ON (m) m, t, doc FROM %s ORDER BY m, t DESC) l',
+    'SELECT * FROM (SELECT t, doc->>''_id'' FROM %s ORDER BY t DESC, doc->>''_id'' LIMIT 5) l',
+    'SELECT t, doc->>''_id'' FROM %s WHERE t >= ''2024-03-01 02:30:00+00'' AND (doc->>''v'')::float8 > 50',
+    'SELECT max(t), min(t) FROM %s',
+    'SELECT doc->>''_id'' FROM %s WHERE m = ''"s3"'' AND doc->>''x'' LIKE ''x%%''']) q;
+
+-- A DELETE of measurements, a meta update, expiry: tails are rows like any other.
+DELETE FROM by_row WHERE (doc->>'_id')::int % 10 = 0;
+DELETE FROM by_copy WHERE (doc->>'_id')::int % 10 = 0;
+UPDATE by_row SET m = '"renamed"' WHERE m = '"s1"';
+UPDATE by_copy SET m = '"renamed"' WHERE m = '"s1"';
+SELECT differs('SELECT t, m, doc FROM %s');
+-- Appends after these go on as before; folding keeps every measurement.
+DO $$
+DECLARE d jsonb;
+BEGIN
+    FOR d IN SELECT doc || jsonb_build_object('_id', (doc->>'_id')::int + 10000,
+                                              't', to_char(timestamptz '2024-03-01 05:00:00+00'
+                                                           + i * interval '1 s',
+                                                           'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+               FROM source WHERE i % 8 IN (1, 2) ORDER BY i LOOP
+        INSERT INTO by_row (doc) VALUES (d);
+    END LOOP;
+END $$;
+INSERT INTO by_copy (doc)
+SELECT doc || jsonb_build_object('_id', (doc->>'_id')::int + 10000,
+                                 't', to_char(timestamptz '2024-03-01 05:00:00+00' + i * interval '1 s',
+                                              'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+  FROM source WHERE i % 8 IN (1, 2) ORDER BY i;
+SELECT differs('SELECT t, m, doc FROM %s');
+SELECT (SELECT count(*) FROM by_row) AS measurements,
+       (SELECT sum((control->>'count')::int) FROM tscoll.buckets('by_row')) AS in_buckets;
+SELECT tscoll.coll_mod('by_row', '{"expireAfterSeconds": 1}');
+SELECT tscoll.coll_mod('by_copy', '{"expireAfterSeconds": 1}');
+SELECT tscoll.run_ttl_pass() >= 0 AS ran;
+SELECT count(*) AS rows_left FROM "system.buckets.by_row";
+SELECT tscoll.drop_collection('by_row');
+SELECT count(*) FROM pg_class WHERE relname = 'system.buckets.by_row';
