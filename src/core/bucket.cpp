@@ -18,28 +18,17 @@ UnixMicros bucket_start(UnixMicros t, int64_t rounding_seconds) {
     return floor_div(seconds, rounding_seconds) * rounding_seconds * kMicrosPerSecond;
 }
 
-Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field)
-    : id_(id), min_time_(min_time), time_field_(std::move(time_field)) {}
-
-Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketData data)
-    : id_(id), min_time_(min_time), time_field_(std::move(time_field)), data_(std::move(data)) {
-    for (const Value &fields : data_.measurements()) {
-        summarise(fields);
-        schema_.add(fields);
-    }
-}
-
-Bucket::Decision Bucket::decide(const Measurement &m, const BucketingLimits &limits) const {
+Bucket::Decision BucketState::decide(const Measurement &m, const BucketingLimits &limits) const {
     if (m.time - min_time_ >= limits.max_span_seconds * kMicrosPerSecond)
         return {Rollover::TimeForward, false};
     if (m.time < min_time_)
         return {Rollover::TimeBackward, false};
-    if (data_.count() >= limits.max_count)
+    if (count_ >= limits.max_count)
         return {Rollover::Count, false};
     bool large = false;
-    uint64_t new_size = data_.size() + m.bson_size;
+    uint64_t new_size = size_ + m.bson_size;
     if (new_size > static_cast<uint64_t>(limits.max_size)) {
-        if (data_.count() >= limits.min_count ||
+        if (count_ >= limits.min_count ||
             new_size > static_cast<uint64_t>(BucketingLimits::kLargeMeasurementsMaxSize))
             return {Rollover::Size, false};
         large = true;
@@ -49,16 +38,35 @@ Bucket::Decision Bucket::decide(const Measurement &m, const BucketingLimits &lim
     return {Rollover::None, large};
 }
 
-bool Bucket::keep_open_for_large_measurements() {
-    bool first = !kept_open_for_large_;
-    kept_open_for_large_ = true;
-    return first;
+void BucketState::add(const Value &fields, uint64_t bson_size) {
+    count_++;
+    size_ += bson_size;
+    schema_.add(fields);
+}
+
+void BucketState::add(const BucketData &data) {
+    for (const Value &fields : data.measurements())
+        schema_.add(fields);
+    count_ += data.count();
+    size_ += data.size();
+    if (data.full())
+        full_ = true;
+}
+
+Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field)
+    : id_(id), state_(min_time), time_field_(std::move(time_field)) {}
+
+Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketData data)
+    : id_(id), state_(min_time), time_field_(std::move(time_field)), data_(std::move(data)) {
+    state_.add(data_);
+    for (const Value &fields : data_.measurements())
+        summarise(fields);
 }
 
 void Bucket::append(const Measurement &m) {
     data_.append(m.fields, m.bson_size);
     summarise(m.fields);
-    schema_.add(m.fields);
+    state_.add(m.fields, m.bson_size);
 }
 
 void Bucket::summarise(const Value &fields) {
@@ -73,7 +81,7 @@ Value Bucket::control() const {
     // measurement; the time field is written as the canonical text (SPEC §3).
     for (Member &m : min.as_object())
         if (m.key == time_field_)
-            m.value = Value::string(format_canonical_date(min_time_));
+            m.value = Value::string(format_canonical_date(state_.min_time()));
     for (Member &m : max.as_object())
         if (m.key == time_field_ && m.value.is(Value::Kind::Date))
             m.value = Value::string(format_canonical_date(m.value.as_date()));

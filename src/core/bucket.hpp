@@ -41,6 +41,37 @@ struct Measurement {
     uint64_t bson_size;
 };
 
+// What the rollover rules read of a bucket (SPEC §4.1): its start, count,
+// data size, schema and whether it is full, without its measurements, so
+// that a stored bucket takes an append without being decoded each time.
+class BucketState {
+  public:
+    explicit BucketState(UnixMicros min_time) : min_time_(min_time) {}
+
+    UnixMicros min_time() const { return min_time_; }
+    uint32_t count() const { return count_; }
+    uint64_t size() const { return size_; }  // sum of BSON sizes (rule 4)
+    // Closed by size: never reopened (SPEC §4.1).
+    bool full() const { return full_; }
+    void mark_full() { full_ = true; }
+
+    struct Decision {
+        Rollover reason;
+        bool kept_open_for_large_measurements;  // rule 4's exception applied
+    };
+    Decision decide(const Measurement &m, const BucketingLimits &limits) const;
+    void add(const Value &fields, uint64_t bson_size);
+    // Adds every measurement of `data`.
+    void add(const BucketData &data);
+
+  private:
+    UnixMicros min_time_;
+    uint32_t count_ = 0;
+    uint64_t size_ = 0;
+    Schema schema_;
+    bool full_ = false;
+};
+
 class Bucket {
   public:
     // A new, empty bucket starting at `min_time`.
@@ -49,21 +80,21 @@ class Bucket {
     Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketData data);
 
     const ObjectId &id() const { return id_; }
-    UnixMicros min_time() const { return min_time_; }
+    UnixMicros min_time() const { return state_.min_time(); }
     const BucketData &data() const { return data_; }
+    const BucketState &state() const { return state_; }
     uint32_t count() const { return data_.count(); }
 
-    struct Decision {
-        Rollover reason;
-        bool kept_open_for_large_measurements;  // rule 4's exception applied
-    };
-    Decision decide(const Measurement &m, const BucketingLimits &limits) const;
+    using Decision = BucketState::Decision;
+    Decision decide(const Measurement &m, const BucketingLimits &limits) const {
+        return state_.decide(m, limits);
+    }
     void append(const Measurement &m);
-    // Closed by size: never reopened (SPEC §4.1).
-    void mark_full() { data_.mark_full(); }
-    bool full() const { return data_.full(); }
-    // Records that rule 4's exception applied; true the first time only.
-    bool keep_open_for_large_measurements();
+    void mark_full() {
+        state_.mark_full();
+        data_.mark_full();
+    }
+    bool full() const { return state_.full(); }
 
     // {"version": 1, "min": {...}, "max": {...}, "count": n}
     Value control() const;
@@ -72,13 +103,11 @@ class Bucket {
     void summarise(const Value &fields);
 
     ObjectId id_;
-    UnixMicros min_time_;
+    BucketState state_;
     std::string time_field_;
     BucketData data_;
     Value min_ = Value::object();
     Value max_ = Value::object();
-    Schema schema_;
-    bool kept_open_for_large_ = false;
 };
 
 // A tail (doc/ARCHITECTURE.md, "Tails"): measurements that a later

@@ -234,8 +234,6 @@ TEST(Bucketing, SizeAndLargeMeasurements) {
     EXPECT_EQ(d.reason, Rollover::None);
     EXPECT_TRUE(d.kept_open_for_large_measurements);
     b.append(at(1, Value::object(), 1500));
-    EXPECT_TRUE(b.keep_open_for_large_measurements());
-    EXPECT_FALSE(b.keep_open_for_large_measurements());
     b.append(at(2, Value::object(), 10));
     EXPECT_EQ(b.decide(at(3, Value::object(), 10), limits).reason, Rollover::Size);
     Bucket small(ObjectId{}, 0, "t");

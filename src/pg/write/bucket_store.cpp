@@ -9,6 +9,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "access/detoast.h"
 #include "utils/timestamp.h"
 }
 
@@ -156,12 +157,34 @@ Oid BucketStore::objectid_type() const {
     return pg_call([&] { return get_atttype(info_.bucket_table, 1); });
 }
 
+namespace {
+
+// The states of stored buckets this session loaded, so that its next
+// append to one decodes only the tails written since, not the bucket. An
+// entry holds while the bucket's row and the tails it counted are the row
+// versions they were (ctid and xmin: a fold, a modification or a
+// rolled-back append changes them). Emptied at kMaxCachedStates entries.
+struct CachedState {
+    std::string row;  // the bucket row's version
+    StoredBucket stored;
+};
+constexpr size_t kMaxCachedStates = 10000;
+std::unordered_map<std::string, CachedState> cached_states;
+
+std::string cache_key(Oid bucket_table, const ObjectId &id) {
+    return std::string(reinterpret_cast<const char *>(&bucket_table), sizeof bucket_table) +
+           std::string(reinterpret_cast<const char *>(id.bytes.data()), id.bytes.size());
+}
+
+}  // namespace
+
 std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
-    std::string query = "SELECT min_time, data, coalesce(control->'closed' = 'true', false) FROM " +
-                        info_.bucket_name + " WHERE _id = $1 AND " +
-                        (meta ? "meta = $2" : "meta IS NULL") + " FOR UPDATE SKIP LOCKED";
+    std::string query =
+        "SELECT min_time, data, coalesce(control->'closed' = 'true', false), ctid::text || xmin FROM " +
+        info_.bucket_name + " WHERE _id = $1 AND " + (meta ? "meta = $2" : "meta IS NULL") +
+        " FOR UPDATE SKIP LOCKED";
     Oid types[] = {objectid_type(), JSONBOID};
     Datum values[] = {objectid_datum(id), PointerGetDatum(meta)};
     if (run(query.c_str(), meta ? 2 : 1, types, values, nullptr, 1) != 1)
@@ -173,37 +196,74 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
         return std::nullopt;
     UnixMicros min_time = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull)));
     Datum data = SPI_getbinval(row, desc, 2, &isnull);
-    bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
-    StoredBucket stored{id, min_time, decode_stored(id, raw), 0, 1, VARSIZE_ANY_EXHDR(raw)};
+    std::string version = SPI_getvalue(row, desc, 4);
+
+    std::string key = cache_key(info_.bucket_table, id);
+    auto cached = cached_states.find(key);
+    bool fresh = cached == cached_states.end() || cached->second.row != version;
+    StoredBucket stored = fresh ? StoredBucket{id, BucketState(min_time)} : cached->second.stored;
+    if (fresh) {
+        stored.state.add(decode_stored(id, data));
+        stored.stored_bytes = pg_call([&] { return toast_raw_datum_size(data) - VARHDRSZ; });
+    }
     // The bucket's lock keeps other writers from its tails, so they are
     // read without locks of their own (which would cost a WAL record per
-    // tail and append); a fold locks them (lock_tails).
-    const char *rows = "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text FROM ";
-    run_tails(rows, " ORDER BY seq", id, min_time, meta);
-    for (uint64 i = 0; i < SPI_processed; i++) {
+    // tail and append); a fold locks them (load_data). Only the tails
+    // appended since the state was cached are read: the others can only
+    // have lost measurements since (DELETE, TTL, a meta update moving them
+    // away), which leaves the state counting more than there is, never
+    // less, and load_data finds out.
+    const char *tails =
+        "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text || xmin FROM ";
+    uint64 n = run_tails(tails, " ORDER BY seq", id, min_time, meta, stored.next_seq);
+    for (uint64 i = 0; i < n; i++) {
         HeapTuple tail = SPI_tuptable->vals[i];
         stored.next_seq = DatumGetInt64(SPI_getbinval(tail, SPI_tuptable->tupdesc, 1, &isnull)) + 1;
         Datum tail_data = SPI_getbinval(tail, SPI_tuptable->tupdesc, 2, &isnull);
-        bytea *tail_raw = pg_call([&] { return DatumGetByteaPP(tail_data); });
-        stored.data.append(decode_stored(id, tail_raw));
-        stored.stored_bytes += VARSIZE_ANY_EXHDR(tail_raw);
+        stored.state.add(decode_stored(id, tail_data));
+        stored.stored_bytes += pg_call([&] { return toast_raw_datum_size(tail_data) - VARHDRSZ; });
         stored.tail_rows += SPI_getvalue(tail, SPI_tuptable->tupdesc, 3);
         stored.tail_rows += ' ';
     }
-    stored.tails = static_cast<uint32_t>(SPI_processed);
+    stored.tails += static_cast<uint32_t>(n);
+    if (cached_states.size() >= kMaxCachedStates)
+        cached_states.clear();
+    cached_states.insert_or_assign(key, CachedState{std::move(version), stored});
     return stored;
 }
 
-bool BucketStore::lock_tails(const ObjectId &id, UnixMicros min_time, Jsonb *meta,
-                             const std::string &tail_rows) {
-    const char *locked = "SELECT string_agg(ctid::text || ' ', '' ORDER BY seq) FROM ("
-                         "SELECT ctid, (control->'tail'->>'seq')::int8 AS seq FROM ";
-    run_tails(locked, " FOR UPDATE SKIP LOCKED) t", id, min_time, meta);
-    char *rows = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-    return rows != nullptr && tail_rows == rows;
+std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jsonb *meta) {
+    const ObjectId &id = stored.id;
+    UnixMicros min_time = stored.state.min_time();
+    if (stored.tails > 0) {
+        const char *locked = "SELECT string_agg(version || ' ', '' ORDER BY seq) FROM ("
+                             "SELECT ctid::text || xmin AS version, "
+                             "(control->'tail'->>'seq')::int8 AS seq FROM ";
+        run_tails(locked, " FOR UPDATE SKIP LOCKED) t", id, min_time, meta, 1);
+        char *rows = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+        if (rows == nullptr || stored.tail_rows != rows) {
+            cached_states.erase(cache_key(info_.bucket_table, id));
+            return std::nullopt;
+        }
+    }
+    std::string query = "SELECT data FROM " + info_.bucket_name + " WHERE _id = $1";
+    Oid types[] = {objectid_type()};
+    Datum values[] = {objectid_datum(id)};
+    if (run(query.c_str(), 1, types, values, nullptr, 1) != 1)
+        throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
+    bool isnull = false;
+    BucketData data = decode_stored(id, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    if (stored.tails == 0)
+        return data;
+    uint64 n = run_tails("SELECT data, (control->'tail'->>'seq')::int8 AS seq FROM ",
+                         " ORDER BY seq", id, min_time, meta, 1);
+    for (uint64 i = 0; i < n; i++)
+        data.append(decode_stored(id, SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
+    return data;
 }
 
-BucketData BucketStore::decode_stored(const ObjectId &id, bytea *raw) const {
+BucketData BucketStore::decode_stored(const ObjectId &id, Datum data) const {
+    bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
     try {
         return decode_bucket(id, raw);
     } catch (const Error &e) {
@@ -212,25 +272,29 @@ BucketData BucketStore::decode_stored(const ObjectId &id, bytea *raw) const {
     }
 }
 
-// Runs `select` over the tails of bucket `id`, then `rest`. A tail's _id
-// has its bucket's time component, so the primary key finds them on any
-// collection; an index on meta and min_time may find them faster.
+// Runs `select` over the tails of bucket `id`, then `rest`. An index on
+// meta and min_time (or min_time) finds them; without one, the primary key
+// does: a tail's _id has its bucket's time component.
 uint64 BucketStore::run_tails(const char *select, const char *rest, const ObjectId &id,
-                              UnixMicros min_time, Jsonb *meta) {
+                              UnixMicros min_time, Jsonb *meta, int64_t from_seq) {
     ObjectId low = id, high = id;
     std::fill(low.bytes.begin() + 4, low.bytes.end(), 0x00);
     std::fill(high.bytes.begin() + 4, high.bytes.end(), 0xFF);
-    std::string query = std::string(select) + info_.bucket_name +
-                        " WHERE _id >= $1 AND _id <= $2 AND min_time = $3"
-                        " AND control->'tail'->>'bucket' = $4 AND " +
-                        (meta ? "meta = $5" : "meta IS NULL") + rest;
-    Oid types[] = {objectid_type(), objectid_type(), TIMESTAMPTZOID, TEXTOID, JSONBOID};
+    std::string query = std::string(select) + info_.bucket_name + " WHERE " +
+                        (info_.reopen_index ? "" : "_id >= $1 AND _id <= $2 AND ") +
+                        "min_time = $3 AND control->'tail'->>'bucket' = $4 AND " +
+                        (meta ? "meta = $5" : "meta IS NULL") +
+                        (from_seq > 1 ? " AND (control->'tail'->>'seq')::int8 >= $6" : "") + rest;
+    Oid types[] = {objectid_type(), objectid_type(), TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID};
     std::string hex = id.to_hex();
-    Datum values[] = {objectid_datum(low), objectid_datum(high),
+    Datum values[] = {objectid_datum(low),
+                      objectid_datum(high),
                       TimestampTzGetDatum(to_timestamptz(min_time)),
                       pg_call([&] { return CStringGetTextDatum(hex.c_str()); }),
-                      PointerGetDatum(meta)};
-    return run(query.c_str(), meta ? 5 : 4, types, values, nullptr, 0);
+                      PointerGetDatum(meta),
+                      Int64GetDatum(from_seq)};
+    const char nulls[] = {' ', ' ', ' ', ' ', meta ? ' ' : 'n', ' '};
+    return run(query.c_str(), 6, types, values, nulls, 0);
 }
 
 std::vector<catalog::BucketRef> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) {
@@ -283,11 +347,10 @@ void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
                bucket.data().encode());
 }
 
-void BucketStore::insert_tail(const Bucket &bucket, const TailRef &ref, const BucketData &data,
-                              UnixMicros latest, Jsonb *meta) {
-    Value control =
-        tail_control(info_.time_field, bucket.min_time(), latest, data.count(), ref);
-    insert_row(ObjectId::generate(bucket.id().seconds()), meta,
+void BucketStore::insert_tail(const ObjectId &bucket, UnixMicros bucket_start, const TailRef &ref,
+                              const BucketData &data, UnixMicros latest, Jsonb *meta) {
+    Value control = tail_control(info_.time_field, bucket_start, latest, data.count(), ref);
+    insert_row(ObjectId::generate(bucket.seconds()), meta,
                control_jsonb(control, row_context_), data.encode());
 }
 
@@ -315,7 +378,7 @@ void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
                     "bucket " + bucket.id().to_hex() + " vanished while locked");
     MemoryContextReset(row_context_);
     if (tails > 0 &&
-        run_tails("DELETE FROM ", "", bucket.id(), bucket.min_time(), meta) != tails)
+        run_tails("DELETE FROM ", "", bucket.id(), bucket.min_time(), meta, 1) != tails)
         throw Error(ErrorCode::Internal,
                     "a tail of bucket " + bucket.id().to_hex() + " changed while locked");
 }

@@ -51,16 +51,14 @@ BucketData decode_bucket(const ObjectId &id, bytea *data,
 Float8Columns decode_bucket_float8(const ObjectId &id, bytea *data, const std::string &time_field,
                                    const std::vector<std::string> &fields);
 
-// A bucket as stored: its row and its tails, merged in the order they were
-// appended.
+// A stored bucket, its tails included, as the rollover rules see it.
 struct StoredBucket {
     ObjectId id;
-    UnixMicros min_time;
-    BucketData data;
-    uint32_t tails;     // tail rows
-    int64_t next_seq;   // the seq of the next tail
-    uint64_t stored_bytes;  // data bytes of the row and its tails
-    std::string tail_rows;  // the tails' row versions, for lock_tails
+    BucketState state;
+    uint32_t tails = 0;         // tail rows
+    int64_t next_seq = 1;       // the seq of the next tail
+    uint64_t stored_bytes = 0;  // data bytes of the row and its tails
+    std::string tail_rows;      // the tails' row versions (ctid, xmin), in order
 };
 
 class BucketStore {
@@ -77,22 +75,22 @@ class BucketStore {
     // first (needs info.reopen_index).
     std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);
     void insert(const Bucket &bucket, Jsonb *meta);
-    // Locks the tails of a loaded bucket for a fold; false when one is
-    // locked by another transaction or changed since `tail_rows` were read.
-    bool lock_tails(const ObjectId &id, UnixMicros min_time, Jsonb *meta,
-                    const std::string &tail_rows);
+    // The measurements of a loaded bucket and its tails, the tails locked
+    // for a fold; nullopt when a tail is locked by another transaction or
+    // changed since load().
+    std::optional<BucketData> load_data(const StoredBucket &stored, Jsonb *meta);
     // Writes the bucket's row, its `tails` (locked) folded into it.
     void update(const Bucket &bucket, uint32_t tails, Jsonb *meta);
     // Appends `data` to the stored bucket `bucket` as its tail `ref.seq`.
-    void insert_tail(const Bucket &bucket, const TailRef &ref, const BucketData &data,
-                     UnixMicros latest, Jsonb *meta);
+    void insert_tail(const ObjectId &bucket, UnixMicros bucket_start, const TailRef &ref,
+                     const BucketData &data, UnixMicros latest, Jsonb *meta);
 
   private:
     uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
     void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data);
-    BucketData decode_stored(const ObjectId &id, bytea *raw) const;
+    BucketData decode_stored(const ObjectId &id, Datum data) const;
     uint64 run_tails(const char *select, const char *rest, const ObjectId &id,
-                     UnixMicros min_time, Jsonb *meta);
+                     UnixMicros min_time, Jsonb *meta, int64_t from_seq);
     Oid objectid_type() const;
 
     const CollectionInfo &info_;

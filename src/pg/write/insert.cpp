@@ -141,20 +141,38 @@ constexpr uint64_t kTailMinBytes = 512;
 // series' open bucket.
 constexpr uint32_t kMaxTails = 64;
 
-// A bucket this statement appends to.
+// A bucket this statement appends to: one it creates, built as it fills,
+// or a stored one, known by its state, with what this statement appends.
 struct TouchedBucket {
-    Bucket bucket;
-    bool is_new;
+    std::optional<Bucket> created;
+    std::optional<StoredBucket> stored;
     Jsonb *meta;  // the series' meta, for the bucket's rows
-    uint32_t tails = 0;       // stored tail rows
-    int64_t next_seq = 1;     // of the next tail
-    uint64_t stored_bytes = 0;
-    std::string tail_rows;
-    uint32_t appended = 0;
-    BucketData appended_data;  // what this statement appended, for a tail
+    BucketData appended;  // to a stored bucket
     UnixMicros appended_latest = 0;
     bool open = false;         // its series' open bucket when the statement ends
     bool closed_full = false;  // closed by size in this statement
+    bool kept_open_for_large = false;
+
+    const ObjectId &id() const { return created ? created->id() : stored->id; }
+    const BucketState &state() const { return created ? created->state() : stored->state; }
+    uint32_t appended_count() const { return created ? created->count() : appended.count(); }
+
+    void append(const Measurement &m) {
+        if (created) {
+            created->append(m);
+            return;
+        }
+        stored->state.add(m.fields, m.bson_size);
+        appended.append(m.fields, m.bson_size);
+        appended_latest = std::max(appended_latest, m.time);
+    }
+    void mark_full() {
+        closed_full = true;
+        if (created)
+            created->mark_full();
+        else
+            stored->state.mark_full();
+    }
 };
 
 // Assigns one statement's measurements to buckets (SPEC §4.1, §4.3) and
@@ -176,7 +194,7 @@ class BucketWriter {
 
   private:
     void assign(SeriesBatch &batch);
-    void append(TouchedBucket &t, const Measurement &m, const Bucket::Decision &d);
+    void append(TouchedBucket &t, const Measurement &m, const BucketState::Decision &d);
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
     TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
     TouchedBucket *use(const ObjectId &id);
@@ -201,24 +219,22 @@ void BucketWriter::assign(SeriesBatch &batch) {
     created_.clear();
     catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
     TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
-    if (current != nullptr && current->bucket.full())  // closed by size in another catalog
+    if (current != nullptr && current->state().full())  // closed by size in another catalog
         current = nullptr;
     for (const Measurement &m : batch.measurements) {
         Rollover reason = Rollover::None;
         if (current != nullptr) {
-            Bucket::Decision d = current->bucket.decide(m, limits_);
+            BucketState::Decision d = current->state().decide(m, limits_);
             if (d.reason == Rollover::None) {
                 append(*current, m, d);
                 continue;
             }
             reason = d.reason;
             count_rollover(reason);
-            if (reason == Rollover::Size) {
-                current->bucket.mark_full();
-                current->closed_full = true;
-            }
+            if (reason == Rollover::Size)
+                current->mark_full();
             if (reason == Rollover::TimeBackward) {
-                state.archived.push_back({current->bucket.id(), current->bucket.min_time()});
+                state.archived.push_back({current->id(), current->state().min_time()});
                 if (state.archived.size() > catalog::kMaxArchived)
                     state.archived.erase(state.archived.begin());
             }
@@ -231,8 +247,8 @@ void BucketWriter::assign(SeriesBatch &batch) {
             if (reason == Rollover::None)
                 counters_.numBucketsOpenedDueToMetadata++;
         }
-        state.open = catalog::BucketRef{current->bucket.id(), current->bucket.min_time()};
-        append(*current, m, current->bucket.decide(m, limits_));
+        state.open = catalog::BucketRef{current->id(), current->state().min_time()};
+        append(*current, m, current->state().decide(m, limits_));
     }
     if (current == nullptr)
         state.open.reset();
@@ -241,23 +257,21 @@ void BucketWriter::assign(SeriesBatch &batch) {
     catalog::store_series(info_.bucket_table, batch.key, std::move(state));
 }
 
-void BucketWriter::append(TouchedBucket &t, const Measurement &m, const Bucket::Decision &d) {
-    if (d.kept_open_for_large_measurements && t.bucket.keep_open_for_large_measurements())
+void BucketWriter::append(TouchedBucket &t, const Measurement &m,
+                          const BucketState::Decision &d) {
+    if (d.kept_open_for_large_measurements && !t.kept_open_for_large) {
+        t.kept_open_for_large = true;
         counters_.numBucketsKeptOpenDueToLargeMeasurements++;
-    t.bucket.append(m);
-    t.appended++;
-    if (!t.is_new) {
-        t.appended_data.append(m.fields, m.bson_size);
-        t.appended_latest = std::max(t.appended_latest, m.time);
     }
+    t.append(m);
 }
 
 // SPEC §4.3: a bucket is reopened only while under the maximum size, even
 // one that rule 4's exception let grow past it, never once closed by size
 // (§4.1), and when it takes m.
 bool BucketWriter::reopenable(const TouchedBucket &t, const Measurement &m) const {
-    return !t.bucket.full() && t.bucket.data().size() < static_cast<uint64_t>(limits_.max_size) &&
-           t.bucket.decide(m, limits_).reason == Rollover::None;
+    return !t.state().full() && t.state().size() < static_cast<uint64_t>(limits_.max_size) &&
+           t.state().decide(m, limits_).reason == Rollover::None;
 }
 
 // An archived bucket of the series that fits, else one found on disk.
@@ -280,8 +294,8 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
     // Latest start first, as the query orders the buckets on disk.
     std::vector<catalog::BucketRef> candidates = store_->reopen_candidates(series_meta_, m.time);
     for (const TouchedBucket *t : created_)
-        if (m.time >= t->bucket.min_time() && m.time - t->bucket.min_time() < span)
-            candidates.push_back({t->bucket.id(), t->bucket.min_time()});
+        if (m.time >= t->state().min_time() && m.time - t->state().min_time() < span)
+            candidates.push_back({t->id(), t->state().min_time()});
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const catalog::BucketRef &a, const catalog::BucketRef &b) {
                          return a.min_time > b.min_time;
@@ -304,12 +318,7 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
     if (!stored)
         return nullptr;
     touched_.push_back(std::make_unique<TouchedBucket>(
-        TouchedBucket{Bucket(id, stored->min_time, info_.time_field, std::move(stored->data)),
-                      false, series_meta_}));
-    touched_.back()->tails = stored->tails;
-    touched_.back()->next_seq = stored->next_seq;
-    touched_.back()->stored_bytes = stored->stored_bytes;
-    touched_.back()->tail_rows = std::move(stored->tail_rows);
+        TouchedBucket{std::nullopt, std::move(stored), series_meta_}));
     return by_id_[key] = touched_.back().get();
 }
 
@@ -317,7 +326,7 @@ TouchedBucket &BucketWriter::create(const Measurement &m) {
     UnixMicros start = bucket_start(m.time, info_.rounding_seconds);
     ObjectId id = ObjectId::generate(floor_div(start, 1000000));
     touched_.push_back(std::make_unique<TouchedBucket>(
-        TouchedBucket{Bucket(id, start, info_.time_field), true, series_meta_}));
+        TouchedBucket{Bucket(id, start, info_.time_field), std::nullopt, series_meta_}));
     created_.push_back(touched_.back().get());
     return *(by_id_[id.to_hex()] = touched_.back().get());
 }
@@ -351,31 +360,39 @@ void BucketWriter::count_rollover(Rollover reason) {
 // Tails that another transaction is changing are not folded: the
 // measurements then go to a tail all the same.
 void BucketWriter::write(const TouchedBucket &t) {
-    if (t.is_new) {
-        store_->insert(t.bucket, t.meta);
+    uint32_t appended = t.appended_count();
+    if (t.created) {
+        store_->insert(*t.created, t.meta);
         counters_.numBucketInserts++;
     } else {
-        bool tail = t.appended > 0 && t.open && t.stored_bytes >= kTailMinBytes &&
-                    t.tails + 1 < kMaxTails;
-        bool rewrite = !tail && (t.appended > 0 || t.closed_full || (t.tails > 0 && !t.open));
-        if (rewrite && t.tails > 0 &&
-            !store_->lock_tails(t.bucket.id(), t.bucket.min_time(), t.meta, t.tail_rows)) {
+        const StoredBucket &stored = *t.stored;
+        bool tail = appended > 0 && t.open && stored.stored_bytes >= kTailMinBytes &&
+                    stored.tails + 1 < kMaxTails;
+        bool rewrite = !tail && (appended > 0 || t.closed_full || (stored.tails > 0 && !t.open));
+        std::optional<BucketData> data;
+        if (rewrite && !(data = store_->load_data(stored, t.meta))) {
             rewrite = false;
-            tail = t.appended > 0;
+            tail = appended > 0;
         }
-        if (tail)
-            store_->insert_tail(t.bucket, TailRef{t.bucket.id(), t.next_seq}, t.appended_data,
+        if (tail) {
+            store_->insert_tail(stored.id, stored.state.min_time(),
+                                TailRef{stored.id, stored.next_seq}, t.appended,
                                 t.appended_latest, t.meta);
-        else if (rewrite)
-            store_->update(t.bucket, t.tails, t.meta);
-        if (t.appended > 0)
+        } else if (rewrite) {
+            data->append(t.appended);
+            Bucket bucket(stored.id, stored.state.min_time(), info_.time_field, std::move(*data));
+            if (t.closed_full)
+                bucket.mark_full();
+            store_->update(bucket, stored.tails, t.meta);
+        }
+        if (appended > 0)
             counters_.numBucketUpdates++;
     }
     // Only its full mark changed, or its tails folded: a row written, not a commit.
-    if (t.appended == 0)
+    if (appended == 0)
         return;
     counters_.numCommits++;
-    counters_.numMeasurementsCommitted += t.appended;
+    counters_.numMeasurementsCommitted += appended;
 }
 
 PendingInsert &pending_for(Oid view) {
