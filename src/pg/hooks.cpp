@@ -12,7 +12,8 @@
 //   ExecutorRun         dml/modify: a translated statement counts and
 //                       returns measurements
 //   ExecutorFinish      dml/rule_fallback: a rule statement's matches checked
-//   ProcessUtility      dml/copy_to: COPY <collection> TO
+//   ProcessUtility      write/copy_from: COPY <collection> FROM STDIN;
+//                       dml/copy_to: COPY <collection> TO
 //   shmem_request/startup  catalog/, ttl/: shared memory, when preloaded
 extern "C" {
 #include "postgres.h"
@@ -41,6 +42,7 @@ void _PG_init(void);
 #include "pg/settings.hpp"
 #include "pg/storage/bucket_am.hpp"
 #include "pg/ttl/ttl_monitor.hpp"
+#include "pg/write/copy_from.hpp"
 #include "pg/write/insert.hpp"
 
 namespace {
@@ -147,6 +149,8 @@ void on_executor_end(QueryDesc *query) {
 void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                         ProcessUtilityContext context, ParamListInfo params,
                         QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *qc) {
+    if (tscoll::pg::copy_into_collection(pstmt, query_string, qc))
+        return;
     if (PlannedStmt *copy_query = tscoll::pg::copy_to_as_query(pstmt)) {
         pstmt = copy_query;
         read_only_tree = false;

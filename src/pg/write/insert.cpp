@@ -25,6 +25,7 @@ extern "C" {
 #include "core/error.hpp"
 #include "core/measurement.hpp"
 #include "pg/write/bucket_store.hpp"
+#include "pg/write/insert.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/guard.hpp"
 #include "pg/types/jsonb_value.hpp"
@@ -32,8 +33,6 @@ extern "C" {
 #include "pg/settings.hpp"
 
 namespace tscoll::pg {
-
-namespace {
 
 struct SeriesBatch {
     std::string key;
@@ -68,6 +67,8 @@ struct PendingInsert {
         bytes = 0;
     }
 };
+
+namespace {
 
 // Keyed by view; emptied by every statement's flush and by any abort.
 std::map<Oid, PendingInsert> pending;
@@ -457,6 +458,30 @@ void note_statement_end(const QueryDesc *query) {
         returning_inserts--;
 }
 
+MeasurementBatch::MeasurementBatch(Oid view)
+    : pending_(std::make_unique<PendingInsert>(PendingInsert{lookup_collection(view), {}, {}, 0})) {}
+
+MeasurementBatch::~MeasurementBatch() = default;
+
+const CollectionInfo &MeasurementBatch::collection() const {
+    return pending_->info;
+}
+
+void MeasurementBatch::add(MeasurementInput input) {
+    PendingInsert &p = *pending_;
+    p.add(prepare_measurement(std::move(input), fields_of(p.info),
+                              static_cast<uint64_t>(max_measurement_size), generated_id()));
+    if (p.bytes >= kFlushBytes) {
+        BucketWriter(p.info).run(p.series);
+        p.clear();
+    }
+}
+
+void MeasurementBatch::finish() {
+    BucketWriter(pending_->info).run(pending_->series);
+    pending_->clear();
+}
+
 void register_insert_callbacks() {
     RegisterXactCallback(discard_pending, nullptr);
     RegisterSubXactCallback(discard_pending_sub, nullptr);
@@ -521,8 +546,8 @@ TSCOLL_FUNCTION(tscoll_insert_many) {
     Oid view = PG_GETARG_OID(0);
     Jsonb *docs = PG_GETARG_JSONB_P(1);
     bool ordered = PG_GETARG_BOOL(2);
-    PendingInsert p{lookup_collection(view), {}, {}, 0};
-    check_view_privilege(p.info, ACL_INSERT);
+    MeasurementBatch batch(view);
+    check_view_privilege(batch.collection(), ACL_INSERT);
     Value array = jsonb_to_value(docs);
     if (!array.is(Value::Kind::Array))
         throw Error(ErrorCode::BadValue, "insert_many takes a JSON array of documents");
@@ -533,8 +558,7 @@ TSCOLL_FUNCTION(tscoll_insert_many) {
         try {
             MeasurementInput input;
             input.doc = elements[i];
-            p.add(prepare_measurement(std::move(input), fields_of(p.info),
-                                      static_cast<uint64_t>(max_measurement_size), generated_id()));
+            batch.add(std::move(input));
             inserted++;
         } catch (const Error &e) {
             Value error = Value::object();
@@ -546,7 +570,7 @@ TSCOLL_FUNCTION(tscoll_insert_many) {
                 break;
         }
     }
-    BucketWriter(p.info).run(p.series);
+    batch.finish();
     Value result = Value::object();
     result.add("nInserted", Value::number(inserted));
     result.add("writeErrors", std::move(errors));

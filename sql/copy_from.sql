@@ -1,0 +1,105 @@
+-- COPY <collection> FROM STDIN, read by tscoll itself (write/copy_from.cpp):
+-- the same measurements, buckets, errors and privileges as the trigger path.
+\i test/setup.psql
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+
+SELECT tscoll.create_collection('via_copy', 't', 'm');
+SELECT tscoll.create_collection('via_insert', 't', 'm');
+
+-- Documents the direct reader takes and documents it leaves to jsonb_in:
+-- repeated keys, keys out of jsonb's order, scales kept, escapes, \u
+-- escapes, exponents, minus zero, deep nesting, odd whitespace.
+CREATE TABLE docs (i int, d text);
+INSERT INTO docs VALUES
+ (1, '{"t": "2024-01-01T00:00:00Z", "m": "a", "v": 1.50, "v": 2.50, "zz": 1, "b": [1, 2.0, {"y": 1, "x": 2}]}'),
+ (2, '{"t": "2024-01-01T00:00:01Z", "m": "a", "s": "tab\tnew\nquote\" slash\/ back\\", "n": null, "f": false}'),
+ (3, '{"t": "2024-01-01T00:00:02Z", "m": "a", "u": "caf\u00e9 \ud83d\ude00", "e": 1e3, "E": -2.5E-2}'),
+ (4, '{"t": "2024-01-01T00:00:03Z", "m": "a", "z": -0, "z2": -0.000, "big": 123456789012345678901234567890.000}'),
+ (5, E'\n {\t"t" :"2024-01-01T00:00:04Z" ,"m":{"k": [[[[]]]], "j": {}} , "x" : [ ] }\r\n'),
+ (6, '{"t": "2024-01-01T00:00:05Z", "m": "a", "deep": ' || repeat('[', 98) || '1' || repeat(']', 98) || '}'),
+ (7, '{"t": "2024-01-01T00:00:06Z", "m": "a", "é": "ü", "": "empty key", "neg": -12.340}');
+-- Each with its own "_id", so that the two collections can be compared.
+UPDATE docs SET d = regexp_replace(d, '\{', '{"_id": ' || i || ', ');
+\copy (SELECT d FROM docs ORDER BY i) TO '/tmp/tscoll_regress_copy_from.txt'
+\copy via_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'
+INSERT INTO via_insert (doc) SELECT d::jsonb FROM docs ORDER BY i;
+-- Compared as text: jsonb equality would not see 1.50 against 1.5.
+SELECT (SELECT count(*) FROM (SELECT t, m::text, doc::text FROM via_copy
+                              EXCEPT ALL SELECT t, m::text, doc::text FROM via_insert) d) AS copy_not_insert,
+       (SELECT count(*) FROM (SELECT t, m::text, doc::text FROM via_insert
+                              EXCEPT ALL SELECT t, m::text, doc::text FROM via_copy) d) AS insert_not_copy;
+SELECT doc - 't' AS doc FROM via_copy ORDER BY t;
+SELECT (SELECT array_agg(meta::text || control::text || data::text) FROM tscoll.buckets('via_copy')) =
+       (SELECT array_agg(meta::text || control::text || data::text) FROM tscoll.buckets('via_insert'))
+       AS same_buckets;
+
+-- Columns, CSV, a header, NULLs.
+COPY via_copy (t, m, doc) FROM STDIN (FORMAT csv, HEADER true);
+t,m,doc
+2024-01-02 00:00:00+00,"""b""","{""v"": 1}"
+2024-01-02 00:00:01+00,,"{""v"": 2, ""m"": ""c""}"
+,"""b""","{""t"": ""2024-01-02T00:00:02Z"", ""v"": 3}"
+\.
+COPY via_copy (doc, t) FROM STDIN;
+{"v": 4, "m": "d"}	2024-01-02 00:00:03+00
+\.
+SELECT t, m, doc - '_id' AS doc FROM via_copy WHERE t >= '2024-01-02' ORDER BY t;
+
+-- Errors: the statement fails, names the line, and writes nothing.
+SELECT count(*) AS before FROM via_copy \gset
+\set SHOW_CONTEXT errors
+COPY via_copy (doc) FROM STDIN;
+{"t": "2024-01-03T00:00:00Z", "v": 1}
+{"t": "2024-01-03T00:00:01Z", "v": 
+\.
+COPY via_copy (doc) FROM STDIN;
+{"t": "2024-01-03T00:00:00Z", "v": 1}
+{"v": 2}
+\.
+COPY via_copy (doc) FROM STDIN;
+{"t": "2024-01-03T00:00:00Z"}	extra
+\.
+COPY via_copy (t, doc) FROM STDIN;
+2024-01-03 00:00:00+00
+\.
+COPY via_copy (t, doc) FROM STDIN;
+not a time	{}
+\.
+\set SHOW_CONTEXT never
+SELECT count(*) = :before AS nothing_written FROM via_copy;
+-- 100,000 good rows and a bad one: nothing is written, although the rows
+-- before it were past the first flush (16 MB) and written to buckets.
+\copy (SELECT format('{"t": "%s", "m": %s, "v": %s, "pad": "%s"}', to_char(timestamptz '2024-02-01 00:00:00+00' + i * interval '1 s', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), i % 100, i, repeat('p', 200)) FROM generate_series(1, 100000) i UNION ALL SELECT '{"v": "no time"}') TO '/tmp/tscoll_regress_copy_from.txt'
+SELECT try($$COPY via_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'$$);
+\copy via_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'
+SELECT count(*) = :before AS nothing_written FROM via_copy;
+SELECT count(*) FROM "system.buckets.via_copy" WHERE min_time >= '2024-02-01';
+
+-- Privileges: INSERT on the view is what COPY needs.
+CREATE ROLE copy_writer;
+CREATE ROLE copy_stranger;
+GRANT INSERT ON via_copy TO copy_writer;
+SET ROLE copy_writer;
+COPY via_copy (doc) FROM STDIN;
+{"t": "2024-01-04T00:00:00Z", "m": "w", "v": 1}
+\.
+SET ROLE copy_stranger;
+COPY via_copy (doc) FROM STDIN;
+{"t": "2024-01-04T00:00:01Z", "m": "w", "v": 2}
+\.
+RESET ROLE;
+SELECT t, m, doc - '_id' AS doc FROM via_copy WHERE m = '"w"';
+-- Binary COPY and a view with a column default take PostgreSQL's path.
+\copy (SELECT t, m, doc FROM via_copy WHERE m = '"w"') TO '/tmp/tscoll_regress_copy_from.bin' (FORMAT binary)
+\copy via_insert FROM '/tmp/tscoll_regress_copy_from.bin' (FORMAT binary)
+ALTER VIEW via_insert ALTER COLUMN m SET DEFAULT '"defaulted"';
+COPY via_insert (doc) FROM STDIN;
+{"t": "2024-01-04T00:00:02Z", "v": 3}
+\.
+SELECT t, m, doc - '_id' AS doc FROM via_insert WHERE t >= '2024-01-04' ORDER BY t;
+SELECT c, s->'numMeasurements' AS measurements, s->'numCommits' AS commits
+  FROM unnest(ARRAY['via_copy', 'via_insert']) c, tscoll.collection_stats(c) s;
+REVOKE ALL ON via_copy FROM copy_writer;
+DROP ROLE copy_writer;
+DROP ROLE copy_stranger;

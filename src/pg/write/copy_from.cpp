@@ -1,0 +1,206 @@
+// Mostly PostgreSQL calls: copies_into_collection and the loop around
+// NextCopyFromRawFields own no C++ object and call PostgreSQL directly;
+// the C++ work of each row runs inside guarded().
+#include "pg/write/copy_from.hpp"
+
+extern "C" {
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
+#include "commands/copy.h"
+#include "commands/copyfrom_internal.h"
+#include "commands/defrem.h"
+#include "commands/trigger.h"
+#include "miscadmin.h"
+#include "parser/parse_node.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+}
+
+#include <string_view>
+
+#include "core/json_text.hpp"
+#include "core/measurement.hpp"
+#include "pg/guard.hpp"
+#include "pg/pg_time.hpp"
+#include "pg/types/jsonb_value.hpp"
+#include "pg/write/bucket_store.hpp"
+#include "pg/write/insert.hpp"
+
+namespace {
+
+using tscoll::Value;
+
+bool takes_options(List *options) {
+    ListCell *lc;
+    foreach (lc, options) {
+        DefElem *option = lfirst_node(DefElem, lc);
+        if (strcmp(option->defname, "format") == 0) {
+            const char *format = defGetString(option);
+            if (strcmp(format, "text") != 0 && strcmp(format, "csv") != 0)
+                return false;
+        } else if (strcmp(option->defname, "force_not_null") == 0 ||
+                   strcmp(option->defname, "force_null") == 0 ||
+                   strcmp(option->defname, "freeze") == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Only tscoll's own two triggers, and no column defaults on the view.
+bool plain_view(Relation view) {
+    TriggerDesc *triggers = view->trigdesc;
+    if (triggers == nullptr || triggers->numtriggers != 2)
+        return false;
+    for (int i = 0; i < triggers->numtriggers; i++) {
+        const char *name = triggers->triggers[i].tgname;
+        if (strcmp(name, "gather_measurements") != 0 && strcmp(name, "write_buckets") != 0)
+            return false;
+    }
+    TupleDesc desc = RelationGetDescr(view);
+    return desc->constr == nullptr || desc->constr->num_defval == 0;
+}
+
+// COPY <collection view> FROM STDIN this path takes; the view's OID or
+// InvalidOid.
+Oid copies_into_collection(const CopyStmt *copy) {
+    if (!copy->is_from || copy->relation == nullptr || copy->filename != nullptr ||
+        copy->is_program || copy->whereClause != nullptr || !takes_options(copy->options))
+        return InvalidOid;
+    Oid relid = RangeVarGetRelid(copy->relation, NoLock, true);
+    if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_VIEW)
+        return InvalidOid;
+    if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+        return InvalidOid;
+    if (!tscoll::pg::guarded([&] { return tscoll::pg::find_collection(relid).has_value(); }))
+        return InvalidOid;
+    return relid;
+}
+
+// A JSON column's text as a value: read directly when it is plain JSON,
+// else through jsonb_in, which words the errors.
+Value json_value(const char *text) {
+    if (std::optional<Value> v = tscoll::read_plain_json(std::string_view(text)))
+        return std::move(*v);
+    Jsonb *jsonb = tscoll::pg::pg_call([&] {
+        return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+    });
+    return tscoll::pg::jsonb_to_value(jsonb);
+}
+
+// One row's fields, in the order of `columns` (attribute numbers of the
+// view: time 1, meta 2 when there is a meta field, doc last). The copy
+// state names the field being read in errors, as COPY's own input does.
+tscoll::MeasurementInput row_input(CopyFromState cstate, char **fields,
+                                   const std::vector<int> &columns, TupleDesc desc,
+                                   const tscoll::pg::CollectionInfo &info) {
+    tscoll::MeasurementInput input;
+    int natts = desc->natts;
+    for (size_t i = 0; i < columns.size(); i++) {
+        const char *text = fields[i];
+        if (text == nullptr)
+            continue;
+        cstate->cur_attname = NameStr(TupleDescAttr(desc, columns[i] - 1)->attname);
+        cstate->cur_attval = text;
+        if (columns[i] == natts) {
+            input.doc = json_value(text);
+        } else if (columns[i] == 1) {
+            TimestampTz t = tscoll::pg::pg_call([&] {
+                return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+                                                               CStringGetDatum(text),
+                                                               ObjectIdGetDatum(InvalidOid),
+                                                               Int32GetDatum(-1)));
+            });
+            input.time = tscoll::pg::time_field_value(t);
+            if (!input.time)
+                tscoll::throw_bad_date(tscoll::CollectionFields{
+                    info.view_name, info.time_field, info.meta_field, info.rounding_seconds});
+        } else {
+            input.meta = json_value(text);
+        }
+        cstate->cur_attname = nullptr;
+        cstate->cur_attval = nullptr;
+    }
+    return input;
+}
+
+// COPY's own messages for a line with too many or too few fields.
+[[noreturn]] void wrong_field_count(int got, const std::vector<int> &columns, TupleDesc desc) {
+    if (got > static_cast<int>(columns.size()))
+        ereport(ERROR, (errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+                        errmsg("extra data after last expected column")));
+    ereport(ERROR, (errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+                    errmsg("missing data for column \"%s\"",
+                           NameStr(TupleDescAttr(desc, columns[got] - 1)->attname))));
+    pg_unreachable();
+}
+
+}  // namespace
+
+namespace tscoll::pg {
+
+bool copy_into_collection(PlannedStmt *pstmt, const char *query_string, QueryCompletion *qc) {
+    if (!IsA(pstmt->utilityStmt, CopyStmt))
+        return false;
+    CopyStmt *copy = castNode(CopyStmt, pstmt->utilityStmt);
+    Oid view_oid = copies_into_collection(copy);
+    if (!OidIsValid(view_oid))
+        return false;
+    Relation view = table_open(view_oid, RowExclusiveLock);
+    if (!plain_view(view)) {
+        table_close(view, RowExclusiveLock);
+        return false;
+    }
+    PreventCommandIfReadOnly("COPY FROM");
+    PreventCommandIfParallelMode("COPY FROM");
+
+    ParseState *pstate = make_parsestate(nullptr);
+    pstate->p_sourcetext = query_string;
+    CopyFromState cstate =
+        BeginCopyFrom(pstate, view, nullptr, nullptr, false, nullptr, copy->attlist, copy->options);
+    TupleDesc desc = RelationGetDescr(view);
+    int ncolumns = list_length(cstate->attnumlist);
+    uint64 processed = 0;
+
+    ErrorContextCallback context;
+    context.callback = CopyFromErrorCallback;
+    context.arg = cstate;
+    context.previous = error_context_stack;
+    error_context_stack = &context;
+    guarded([&] {
+        std::vector<int> columns;
+        ListCell *lc;
+        foreach (lc, cstate->attnumlist)
+            columns.push_back(lfirst_int(lc));
+        MeasurementBatch batch(view_oid);
+        char **fields = nullptr;
+        int nfields = 0;
+        for (;;) {
+            bool more = pg_call([&] { return NextCopyFromRawFields(cstate, &fields, &nfields); });
+            if (!more)
+                break;
+            if (nfields != ncolumns)
+                pg_call([&] { wrong_field_count(nfields, columns, desc); });
+            batch.add(row_input(cstate, fields, columns, desc, batch.collection()));
+            processed++;
+        }
+        error_context_stack = context.previous;
+        batch.finish();
+    });
+    error_context_stack = context.previous;
+    EndCopyFrom(cstate);
+    free_parsestate(pstate);
+    table_close(view, NoLock);
+    if (qc != nullptr)
+        SetQueryCompletion(qc, CMDTAG_COPY, processed);
+    return true;
+}
+
+}  // namespace tscoll::pg
