@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import psycopg
@@ -157,13 +158,47 @@ def measure_ingest(conn, system, suffix, load):
             "bytes/measurement": size / rows, "WAL bytes/measurement": float(wal) / rows}
 
 
-def ingest_copy(conn, system, directory):
+def private_kib(pid):
+    """The backend's private memory (anonymous pages, not shared buffers)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def ingest_copy(conn, system, directory, dsn):
+    """COPY through psql: psycopg's COPY spins while the server is busy,
+    which on a small machine takes CPU from the server it measures."""
+    peak = [0]
+    done = threading.Event()
+
+    def sample():
+        with psycopg.connect(dsn, autocommit=True) as watcher:
+            pid = None
+            while pid is None and not done.wait(0.01):
+                row = watcher.execute("SELECT pid FROM pg_stat_activity WHERE query LIKE 'COPY %' "
+                                      "AND pid <> pg_backend_pid()").fetchone()
+                pid = row[0] if row else None
+            while pid is not None and not done.wait(0.05):
+                peak[0] = max(peak[0], private_kib(pid))
+
     def load():
-        with conn.cursor() as cur, cur.copy(copy_command(system)) as copy, \
-                open(data_file(system, directory), "rb") as f:
-            while block := f.read(1 << 20):
-                copy.write(block)
-    return measure_ingest(conn, system, "", load)
+        with open(data_file(system, directory), "rb") as f:
+            subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c",
+                            copy_command(system), dsn], stdin=f, check=True)
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        result = measure_ingest(conn, system, "", load)
+    finally:
+        done.set()
+        sampler.join()
+    result["peak private MiB"] = peak[0] / 1024
+    return result
 
 
 def ingest_insert(conn, system, directory):
@@ -392,7 +427,7 @@ def main():
     for s in systems:
         print(f"{s}: COPY", file=sys.stderr)
         create(conn, s)
-        ingest[("COPY", s)] = ingest_copy(conn, s, directory)
+        ingest[("COPY", s)] = ingest_copy(conn, s, directory, dsn)
         conn.execute(f"VACUUM ANALYZE {storage(s)}")
         if not args.no_ingest_variants:
             print(f"{s}: INSERT of 1,000 rows per statement", file=sys.stderr)
@@ -403,8 +438,9 @@ def main():
 
     figures = []
     for method in ["COPY", "INSERT x1000", "single-row INSERT"]:
-        for key in ["rows/s", "bytes", "bytes/measurement", "WAL bytes/measurement"]:
-            if method != "COPY" and key in ("bytes",):
+        for key in ["rows/s", "bytes", "bytes/measurement", "WAL bytes/measurement",
+                    "peak private MiB"]:
+            if method != "COPY" and key in ("bytes", "peak private MiB"):
                 continue
             values = {s: ingest[(method, s)][key] for s in systems if (method, s) in ingest}
             if values:

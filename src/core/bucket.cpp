@@ -120,7 +120,8 @@ std::optional<TailRef> tail_ref(const Value &control) {
     const Value *seq = tail->is(Value::Kind::Object) ? tail->find("seq") : nullptr;
     std::optional<int64_t> number = seq ? seq->as_exact_int64() : std::nullopt;
     if (bucket == nullptr || !bucket->is(Value::Kind::String) || !number)
-        throw Error(ErrorCode::Corrupt, "invalid tail control: control.tail needs a bucket and a seq");
+        throw Error(ErrorCode::Corrupt,
+                    "invalid tail control: control.tail needs a bucket and a seq");
     return TailRef{ObjectId::from_hex(bucket->as_string()), *number};
 }
 

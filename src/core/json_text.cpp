@@ -30,7 +30,8 @@ class Reader {
     }
 
     bool literal(std::string_view word) {
-        if (static_cast<size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word)
+        if (static_cast<size_t>(end_ - p_) < word.size() ||
+            std::string_view(p_, word.size()) != word)
             return false;
         p_ += word.size();
         // "truex" is not true followed by garbage for us: PostgreSQL decides.
@@ -103,7 +104,8 @@ class Reader {
         p_++;  // the opening quote
         for (;;) {
             const char *run = p_;
-            while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20)
+            while (p_ < end_ && *p_ != '"' && *p_ != '\\' &&
+                   static_cast<unsigned char>(*p_) >= 0x20)
                 p_++;
             out.append(run, p_);
             if (p_ == end_ || static_cast<unsigned char>(*p_) < 0x20)
@@ -115,15 +117,32 @@ class Reader {
             if (++p_ == end_)
                 return false;
             switch (*p_++) {
-                case '"': out += '"'; break;
-                case '\\': out += '\\'; break;
-                case '/': out += '/'; break;
-                case 'b': out += '\b'; break;
-                case 'f': out += '\f'; break;
-                case 'n': out += '\n'; break;
-                case 'r': out += '\r'; break;
-                case 't': out += '\t'; break;
-                default: return false;  // \u and anything invalid
+                case '"':
+                    out += '"';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '/':
+                    out += '/';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
+                default:
+                    return false;  // \u and anything invalid
             }
         }
     }

@@ -26,7 +26,8 @@ TEST(PlainJson, ObjectsInJsonbOrderLastOfRepeatedKeys) {
 }
 
 TEST(PlainJson, ScalarsAsJsonbPrintsThem) {
-    auto v = read_plain_json(" [1.50, -2, 0, 0.0, 12345678901234567890123, true, false, null, \"\"] ");
+    auto v =
+        read_plain_json(" [1.50, -2, 0, 0.0, 12345678901234567890123, true, false, null, \"\"] ");
     ASSERT_TRUE(v);
     const Value::Array &a = v->as_array();
     ASSERT_EQ(a.size(), 9u);
@@ -47,9 +48,11 @@ TEST(PlainJson, ScalarsAsJsonbPrintsThem) {
 }
 
 TEST(PlainJson, LeavesTheRestToPostgreSQL) {
-    for (const char *text : {R"("\u00e9")", "1e3", "1E+3", "-0", "-0.00", "01", "1.", ".5", "+1",
-                             "tru", "truex", "nul", "[1,]", "{\"a\" 1}", "{\"a\":1,}", "{a:1}",
-                             "[1] 2", "", "  ", "\"a\tb\"", "\"unterminated", "NaN", "[1 2]"})
+    for (const char *text :
+         {R"("\u00e9")", "1e3",   "1E+3",  "-0",    "-0.00", "01",       "1.",
+          ".5",          "+1",    "tru",   "truex", "nul",   "[1,]",     "{\"a\" 1}",
+          "{\"a\":1,}",  "{a:1}", "[1] 2", "",      "  ",    "\"a\tb\"", "\"unterminated",
+          "NaN",         "[1 2]"})
         EXPECT_FALSE(read_plain_json(text)) << text;
     std::string deep(101, '[');
     deep += std::string(101, ']');

@@ -58,7 +58,8 @@ TSCOLL_FUNCTION(tscoll_bucket_totals) {
     tscoll::pg::CollectionInfo info = tscoll::pg::lookup_collection(PG_GETARG_OID(0));
     tscoll::pg::check_view_privilege(info, ACL_SELECT);
     std::string query =
-        "SELECT count(*) FILTER (WHERE NOT control ? 'tail'), coalesce(sum((control->>'count')::int8), 0)::int8, "
+        "SELECT count(*) FILTER (WHERE NOT control ? 'tail'), "
+        "coalesce(sum((control->>'count')::int8), 0)::int8, "
         "       coalesce(sum(tscoll._data_size(data)), 0)::int8, "
         "       coalesce(sum(28 + coalesce(pg_column_size(meta), 0) + pg_column_size(control)"
         "                    + pg_column_size(data)), 0)::int8 FROM " +

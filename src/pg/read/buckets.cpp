@@ -107,8 +107,8 @@ class BucketGroup {
         if (rows_ == 1 && own_control_)
             control = std::move(*own_control_);
         else
-            control = tscoll::Bucket(*id_, min_time_, info_.time_field, std::move(merged_))
-                          .control();
+            control =
+                tscoll::Bucket(*id_, min_time_, info_.time_field, std::move(merged_)).control();
         emit(control, data);
         id_.reset();
         own_control_.reset();
@@ -173,8 +173,8 @@ TSCOLL_FUNCTION(tscoll_read_buckets) {
     tscoll::pg::OwnerSession owner(info);
     BucketGroup group(info, rsinfo->setResult, rsinfo->setDesc);
     Portal portal = tscoll::pg::pg_call([&] {
-        return SPI_cursor_open_with_args(nullptr, query.c_str(), 0, nullptr, nullptr, nullptr,
-                                         true, 0);
+        return SPI_cursor_open_with_args(nullptr, query.c_str(), 0, nullptr, nullptr, nullptr, true,
+                                         0);
     });
     for (;;) {
         tscoll::pg::pg_call([&] { SPI_cursor_fetch(portal, true, 1000); });

@@ -182,7 +182,8 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
     std::string query =
-        "SELECT min_time, data, coalesce(control->'closed' = 'true', false), ctid::text || xmin FROM " +
+        "SELECT min_time, data, coalesce(control->'closed' = 'true', false), ctid::text || xmin "
+        "FROM " +
         info_.bucket_name + " WHERE _id = $1 AND " + (meta ? "meta = $2" : "meta IS NULL") +
         " FOR UPDATE SKIP LOCKED";
     Oid types[] = {objectid_type(), JSONBOID};
@@ -236,9 +237,10 @@ std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jso
     const ObjectId &id = stored.id;
     UnixMicros min_time = stored.state.min_time();
     if (stored.tails > 0) {
-        const char *locked = "SELECT string_agg(version || ' ', '' ORDER BY seq) FROM ("
-                             "SELECT ctid::text || xmin AS version, "
-                             "(control->'tail'->>'seq')::int8 AS seq FROM ";
+        const char *locked =
+            "SELECT string_agg(version || ' ', '' ORDER BY seq) FROM ("
+            "SELECT ctid::text || xmin AS version, "
+            "(control->'tail'->>'seq')::int8 AS seq FROM ";
         run_tails(locked, " FOR UPDATE SKIP LOCKED) t", id, min_time, meta, 1);
         char *rows = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
         if (rows == nullptr || stored.tail_rows != rows) {
@@ -252,13 +254,15 @@ std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jso
     if (run(query.c_str(), 1, types, values, nullptr, 1) != 1)
         throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
     bool isnull = false;
-    BucketData data = decode_stored(id, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    BucketData data =
+        decode_stored(id, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
     if (stored.tails == 0)
         return data;
     uint64 n = run_tails("SELECT data, (control->'tail'->>'seq')::int8 AS seq FROM ",
                          " ORDER BY seq", id, min_time, meta, 1);
     for (uint64 i = 0; i < n; i++)
-        data.append(decode_stored(id, SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
+        data.append(decode_stored(
+            id, SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
     return data;
 }
 
@@ -350,8 +354,8 @@ void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
 void BucketStore::insert_tail(const ObjectId &bucket, UnixMicros bucket_start, const TailRef &ref,
                               const BucketData &data, UnixMicros latest, Jsonb *meta) {
     Value control = tail_control(info_.time_field, bucket_start, latest, data.count(), ref);
-    insert_row(ObjectId::generate(bucket.seconds()), meta,
-               control_jsonb(control, row_context_), data.encode());
+    insert_row(ObjectId::generate(bucket.seconds()), meta, control_jsonb(control, row_context_),
+               data.encode());
 }
 
 void BucketStore::insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control,

@@ -89,8 +89,8 @@ class BucketStore {
     uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
     void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data);
     BucketData decode_stored(const ObjectId &id, Datum data) const;
-    uint64 run_tails(const char *select, const char *rest, const ObjectId &id,
-                     UnixMicros min_time, Jsonb *meta, int64_t from_seq);
+    uint64 run_tails(const char *select, const char *rest, const ObjectId &id, UnixMicros min_time,
+                     Jsonb *meta, int64_t from_seq);
     Oid objectid_type() const;
 
     const CollectionInfo &info_;

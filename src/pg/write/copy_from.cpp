@@ -89,9 +89,8 @@ Oid copies_into_collection(const CopyStmt *copy) {
 Value json_value(const char *text) {
     if (std::optional<Value> v = tscoll::read_plain_json(std::string_view(text)))
         return std::move(*v);
-    Jsonb *jsonb = tscoll::pg::pg_call([&] {
-        return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
-    });
+    Jsonb *jsonb = tscoll::pg::pg_call(
+        [&] { return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text))); });
     return tscoll::pg::jsonb_to_value(jsonb);
 }
 
@@ -113,10 +112,9 @@ tscoll::MeasurementInput row_input(CopyFromState cstate, char **fields,
             input.doc = json_value(text);
         } else if (columns[i] == 1) {
             TimestampTz t = tscoll::pg::pg_call([&] {
-                return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
-                                                               CStringGetDatum(text),
-                                                               ObjectIdGetDatum(InvalidOid),
-                                                               Int32GetDatum(-1)));
+                return DatumGetTimestampTz(
+                    DirectFunctionCall3(timestamptz_in, CStringGetDatum(text),
+                                        ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
             });
             input.time = tscoll::pg::time_field_value(t);
             if (!input.time)
@@ -189,6 +187,7 @@ bool copy_into_collection(PlannedStmt *pstmt, const char *query_string, QueryCom
             if (nfields != ncolumns)
                 pg_call([&] { wrong_field_count(nfields, columns, desc); });
             batch.add(row_input(cstate, fields, columns, desc, batch.collection()));
+            batch.flush_when_full();
             processed++;
         }
         error_context_stack = context.previous;

@@ -61,10 +61,11 @@ struct PendingInsert {
         series[it->second].measurements.push_back(std::move(p.measurement));
     }
 
-    void clear() {
-        series.clear();
-        index.clear();
-        bytes = 0;
+    // Writes what was gathered (defined below, with the writer).
+    void flush();
+    void flush_when_full() {
+        if (bytes >= kFlushBytes)
+            flush();
     }
 };
 
@@ -147,7 +148,7 @@ constexpr uint32_t kMaxTails = 64;
 struct TouchedBucket {
     std::optional<Bucket> created;
     std::optional<StoredBucket> stored;
-    Jsonb *meta;  // the series' meta, for the bucket's rows
+    Jsonb *meta;          // the series' meta, for the bucket's rows
     BucketData appended;  // to a stored bucket
     UnixMicros appended_latest = 0;
     bool open = false;         // its series' open bucket when the statement ends
@@ -258,8 +259,7 @@ void BucketWriter::assign(SeriesBatch &batch) {
     catalog::store_series(info_.bucket_table, batch.key, std::move(state));
 }
 
-void BucketWriter::append(TouchedBucket &t, const Measurement &m,
-                          const BucketState::Decision &d) {
+void BucketWriter::append(TouchedBucket &t, const Measurement &m, const BucketState::Decision &d) {
     if (d.kept_open_for_large_measurements && !t.kept_open_for_large) {
         t.kept_open_for_large = true;
         counters_.numBucketsKeptOpenDueToLargeMeasurements++;
@@ -377,8 +377,8 @@ void BucketWriter::write(const TouchedBucket &t) {
         }
         if (tail) {
             store_->insert_tail(stored.id, stored.state.min_time(),
-                                TailRef{stored.id, stored.next_seq}, t.appended,
-                                t.appended_latest, t.meta);
+                                TailRef{stored.id, stored.next_seq}, t.appended, t.appended_latest,
+                                t.meta);
         } else if (rewrite) {
             data->append(t.appended);
             Bucket bucket(stored.id, stored.state.min_time(), info_.time_field, std::move(*data));
@@ -395,6 +395,17 @@ void BucketWriter::write(const TouchedBucket &t) {
     counters_.numCommits++;
     counters_.numMeasurementsCommitted += appended;
 }
+
+}  // namespace
+
+void PendingInsert::flush() {
+    BucketWriter(info).run(series);
+    series.clear();
+    index.clear();
+    bytes = 0;
+}
+
+namespace {
 
 PendingInsert &pending_for(Oid view) {
     auto it = pending.find(view);
@@ -459,7 +470,8 @@ void note_statement_end(const QueryDesc *query) {
 }
 
 MeasurementBatch::MeasurementBatch(Oid view)
-    : pending_(std::make_unique<PendingInsert>(PendingInsert{lookup_collection(view), {}, {}, 0})) {}
+    : pending_(std::make_unique<PendingInsert>(PendingInsert{lookup_collection(view), {}, {}, 0})) {
+}
 
 MeasurementBatch::~MeasurementBatch() = default;
 
@@ -471,15 +483,14 @@ void MeasurementBatch::add(MeasurementInput input) {
     PendingInsert &p = *pending_;
     p.add(prepare_measurement(std::move(input), fields_of(p.info),
                               static_cast<uint64_t>(max_measurement_size), generated_id()));
-    if (p.bytes >= kFlushBytes) {
-        BucketWriter(p.info).run(p.series);
-        p.clear();
-    }
+}
+
+void MeasurementBatch::flush_when_full() {
+    pending_->flush_when_full();
 }
 
 void MeasurementBatch::finish() {
-    BucketWriter(pending_->info).run(pending_->series);
-    pending_->clear();
+    pending_->flush();
 }
 
 void register_insert_callbacks() {
@@ -520,10 +531,7 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
     if (returning_inserts > 0)
         tuple = stored_row(prepared, p.info, desc);
     p.add(std::move(prepared));
-    if (p.bytes >= kFlushBytes) {
-        BucketWriter(p.info).run(p.series);
-        p.clear();
-    }
+    p.flush_when_full();
     return PointerGetDatum(tuple);
 }
 
@@ -536,7 +544,7 @@ TSCOLL_FUNCTION(tscoll_write_buckets) {
         return PointerGetDatum(nullptr);
     PendingInsert p = std::move(it->second);
     pending.erase(it);
-    BucketWriter(p.info).run(p.series);
+    p.flush();
     return PointerGetDatum(nullptr);
 }
 
@@ -569,6 +577,7 @@ TSCOLL_FUNCTION(tscoll_insert_many) {
             if (ordered)
                 break;
         }
+        batch.flush_when_full();
     }
     batch.finish();
     Value result = Value::object();

@@ -17,14 +17,18 @@ struct PendingInsert;
 
 // The measurements of one statement that inserts without the view's
 // triggers (COPY's own path, insert_many): prepared as the row trigger
-// prepares them, gathered by series, written once they add up to the
-// flush size and at finish(). INSERT on the view is the caller's to check.
+// prepares them and gathered by series. INSERT on the view is the
+// caller's to check.
 class MeasurementBatch {
   public:
     explicit MeasurementBatch(Oid view);
     ~MeasurementBatch();
     const CollectionInfo &collection() const;
+    // Throws the measurement's own errors only.
     void add(MeasurementInput input);
+    // Writes what was gathered once it adds up to the flush size, so that
+    // memory stays bounded; at the end, finish() writes the rest.
+    void flush_when_full();
     void finish();
 
   private:
