@@ -67,7 +67,8 @@ ACCESS="string_agg(format('%s %s %s %s', c.relname, c.relkind, pg_get_userbyid(c
 AM="string_agg(format('%s %s', c.relname, a.amname), ' ' ORDER BY c.relname)
     FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relnamespace = 'app'::regnamespace AND c.relkind = 'r'"
 
-# What each copy does next; the original does the same.
+# What each copy does next; the original does the same. Buckets are
+# counted without tail rows, which depend on where each session appended.
 continue_in() {
     psql_in "$1" <<'SQL'
 SET ROLE dump_owner;
@@ -85,11 +86,11 @@ SELECT tscoll.run_ttl_pass(date_trunc('hour', now()) + interval '1 day' - interv
 SQL
     describe "$1" "string_agg(format('%s %s', v, n), ' ' ORDER BY v) FROM (
         SELECT 'weather' AS v, count(*) AS n FROM app.weather
-        UNION ALL SELECT 'weather_buckets', count(*) FROM app.\"system.buckets.weather\"
+        UNION ALL SELECT 'weather_buckets', count(*) FROM app.\"system.buckets.weather\" WHERE NOT control ? 'tail'
         UNION ALL SELECT 'fixed', count(*) FROM app.fixed
-        UNION ALL SELECT 'fixed_buckets', count(*) FROM app.\"system.buckets.fixed\"
+        UNION ALL SELECT 'fixed_buckets', count(*) FROM app.\"system.buckets.fixed\" WHERE NOT control ? 'tail'
         UNION ALL SELECT 'nometa', count(*) FROM app.nometa
-        UNION ALL SELECT 'nometa_buckets', count(*) FROM app.\"system.buckets.nometa\") x"
+        UNION ALL SELECT 'nometa_buckets', count(*) FROM app.\"system.buckets.nometa\" WHERE NOT control ? 'tail') x"
 }
 
 "$BIN/pg_dump" "${CONN[@]}" -Fc -f "$WORK/src.dump" dump_src

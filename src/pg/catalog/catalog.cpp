@@ -36,6 +36,7 @@ struct SeriesSlot {
     bool has_open;
     uint8 n_archived;
     BucketRef open;
+    int64 open_next_seq;
     BucketRef archived[kMaxArchived];
 };
 
@@ -269,6 +270,10 @@ void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransactionId pare
 
 }  // namespace
 
+bool shared() {
+    return lock != nullptr;
+}
+
 SeriesState series(Oid bucket_table, const std::string &key) {
     SeriesId id = series_id(bucket_table, key);
     SeriesState state;
@@ -278,8 +283,10 @@ SeriesState series(Oid bucket_table, const std::string &key) {
     if (slot == nullptr)
         return state;
     slot->last_used = ++header->clock;
-    if (slot->has_open)
+    if (slot->has_open) {
         state.open = slot->open;
+        state.open_next_seq = slot->open_next_seq;
+    }
     state.archived.assign(slot->archived, slot->archived + slot->n_archived);
     return state;
 }
@@ -300,6 +307,7 @@ void store_series(Oid bucket_table, const std::string &key, const SeriesState &s
     slot->has_open = state.open.has_value();
     if (state.open)
         slot->open = *state.open;
+    slot->open_next_seq = state.open ? state.open_next_seq : 0;
     slot->n_archived = static_cast<uint8>(n_archived);
     std::copy(newest_archived, newest_archived + n_archived, slot->archived);
 }

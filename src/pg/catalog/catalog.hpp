@@ -33,8 +33,17 @@ constexpr size_t kMaxArchived = 8;
 
 struct SeriesState {
     std::optional<BucketRef> open;
+    // The seq the open bucket's next tail gets, as its last writer left it
+    // (0: not known). Writers of a bucket hold its row lock, and a
+    // transaction that aborts makes the catalog forget what it stored, so
+    // with a shared catalog a writer that gets the lock finds here whether
+    // tails were appended since it last read the bucket.
+    int64_t open_next_seq = 0;
     std::vector<BucketRef> archived;  // at most kMaxArchived, oldest first
 };
+
+// Whether every session of the cluster shares the catalog (preloaded).
+bool shared();
 
 SeriesState series(Oid bucket_table, const std::string &key);
 // Stores the series' state; remembered as touched by the current

@@ -5,6 +5,7 @@ extern "C" {
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -147,9 +148,14 @@ BucketStore::BucketStore(const CollectionInfo &info) : info_(info), owner_(info)
         return AllocSetContextCreate(CurrentMemoryContext, "tscoll bucket row",
                                      ALLOCSET_DEFAULT_SIZES);
     });
+    new_rows_context_ = pg_call([] {
+        return AllocSetContextCreate(CurrentMemoryContext, "tscoll new bucket rows",
+                                     ALLOCSET_DEFAULT_SIZES);
+    });
 }
 
 void BucketStore::finish() {
+    insert_new_rows();
     owner_.finish();
 }
 
@@ -164,21 +170,26 @@ namespace {
 // entry holds while the bucket's row and the tails it counted are the row
 // versions they were (ctid and xmin: a fold, a modification or a
 // rolled-back append changes them). Emptied at kMaxCachedStates entries.
-struct CachedState {
-    std::string row;  // the bucket row's version
-    StoredBucket stored;
-};
+// The session's writes update it as they go (their row versions come
+// back with RETURNING), so that a session appending to its own buckets
+// reads neither them nor their tails again.
 constexpr size_t kMaxCachedStates = 10000;
-std::unordered_map<std::string, CachedState> cached_states;
+std::unordered_map<std::string, StoredBucket> cached_states;
 
 std::string cache_key(Oid bucket_table, const ObjectId &id) {
     return std::string(reinterpret_cast<const char *>(&bucket_table), sizeof bucket_table) +
            std::string(reinterpret_cast<const char *>(id.bytes.data()), id.bytes.size());
 }
 
+void cache(Oid bucket_table, const StoredBucket &stored) {
+    if (cached_states.size() >= kMaxCachedStates)
+        cached_states.clear();
+    cached_states.insert_or_assign(cache_key(bucket_table, stored.id), stored);
+}
+
 }  // namespace
 
-std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
+std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta, int64_t next_seq) {
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
     std::string query =
@@ -202,7 +213,8 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
     std::string key = cache_key(info_.bucket_table, id);
     auto cached = cached_states.find(key);
     bool fresh = cached == cached_states.end() || cached->second.row != version;
-    StoredBucket stored = fresh ? StoredBucket{id, BucketState(min_time)} : cached->second.stored;
+    StoredBucket stored = fresh ? StoredBucket{id, BucketState(min_time)} : cached->second;
+    stored.row = std::move(version);
     if (fresh) {
         stored.state.add(decode_stored(id, data));
         stored.stored_bytes = pg_call([&] { return toast_raw_datum_size(data) - VARHDRSZ; });
@@ -216,7 +228,8 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
     // less, and load_data finds out.
     const char *tails =
         "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text || xmin FROM ";
-    uint64 n = run_tails(tails, " ORDER BY seq", id, min_time, meta, stored.next_seq);
+    bool current = !fresh && next_seq != 0 && next_seq == stored.next_seq;
+    uint64 n = current ? 0 : run_tails(tails, " ORDER BY seq", id, min_time, meta, stored.next_seq);
     for (uint64 i = 0; i < n; i++) {
         HeapTuple tail = SPI_tuptable->vals[i];
         stored.next_seq = DatumGetInt64(SPI_getbinval(tail, SPI_tuptable->tupdesc, 1, &isnull)) + 1;
@@ -227,9 +240,7 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta) {
         stored.tail_rows += ' ';
     }
     stored.tails += static_cast<uint32_t>(n);
-    if (cached_states.size() >= kMaxCachedStates)
-        cached_states.clear();
-    cached_states.insert_or_assign(key, CachedState{std::move(version), stored});
+    cache(info_.bucket_table, stored);
     return stored;
 }
 
@@ -347,44 +358,102 @@ uint64 BucketStore::write(const char *query, int nargs, Oid *types, Datum *value
 }
 
 void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
-    insert_row(bucket.id(), meta, control_jsonb(bucket.control(), row_context_),
-               bucket.data().encode());
+    std::string data = bucket.data().encode();
+    StoredBucket cached{bucket.id(), bucket.state()};
+    cached.stored_bytes = data.size();
+    insert_row(bucket.id(), meta, control_jsonb(bucket.control(), new_rows_context_), data,
+               std::move(cached));
 }
 
-void BucketStore::insert_tail(const ObjectId &bucket, UnixMicros bucket_start, const TailRef &ref,
-                              const BucketData &data, UnixMicros latest, Jsonb *meta) {
-    Value control = tail_control(info_.time_field, bucket_start, latest, data.count(), ref);
-    insert_row(ObjectId::generate(bucket.seconds()), meta, control_jsonb(control, row_context_),
-               data.encode());
+void BucketStore::insert_tail(const StoredBucket &appended, const BucketData &data,
+                              UnixMicros latest, Jsonb *meta) {
+    TailRef ref{appended.id, appended.next_seq};
+    Value control =
+        tail_control(info_.time_field, appended.state.min_time(), latest, data.count(), ref);
+    std::string encoded = data.encode();
+    StoredBucket cached = appended;
+    cached.tails++;
+    cached.next_seq++;
+    cached.stored_bytes += encoded.size();
+    insert_row(ObjectId::generate(appended.id.seconds()), meta,
+               control_jsonb(control, new_rows_context_), encoded, std::move(cached));
 }
 
+// Rows are inserted together when the store finishes: one statement for
+// all of them, not one per bucket.
 void BucketStore::insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control,
-                             const std::string &data) {
-    std::string query =
-        "INSERT INTO " + info_.bucket_name + " (_id, meta, control, data) VALUES ($1, $2, $3, $4)";
-    Oid types[] = {objectid_type(), JSONBOID, JSONBOID, BYTEAOID};
-    Datum values[] = {objectid_datum(id, row_context_), PointerGetDatum(meta),
-                      PointerGetDatum(control), bytea_datum(data, row_context_)};
-    const char nulls[] = {' ', meta ? ' ' : 'n', ' ', ' '};
-    write(query.c_str(), 4, types, values, nulls);
-    MemoryContextReset(row_context_);
+                             const std::string &data, StoredBucket cached) {
+    new_rows_.ids.push_back(objectid_datum(id, new_rows_context_));
+    new_rows_.metas.push_back(PointerGetDatum(meta));
+    new_rows_.meta_nulls.push_back(meta == nullptr);
+    new_rows_.controls.push_back(PointerGetDatum(control));
+    new_rows_.data.push_back(bytea_datum(data, new_rows_context_));
+    new_rows_.cached.push_back(std::move(cached));
+}
+
+void BucketStore::insert_new_rows() {
+    if (new_rows_.ids.empty())
+        return;
+    std::string query = "INSERT INTO " + info_.bucket_name +
+                        " (_id, meta, control, data) SELECT * FROM unnest($1, $2, $3, $4)"
+                        " RETURNING ctid::text || xmin";
+    Oid objectid = objectid_type();
+    Oid types[4];
+    Datum values[4];
+    pg_call([&] {
+        types[0] = get_array_type(objectid);
+        types[1] = types[2] = JSONBARRAYOID;
+        types[3] = BYTEAARRAYOID;
+        int n = static_cast<int>(new_rows_.ids.size());
+        int lbound = 1;
+        std::vector<bool> &nulls = new_rows_.meta_nulls;
+        bool *meta_nulls = static_cast<bool *>(palloc(sizeof(bool) * n));
+        for (int i = 0; i < n; i++)
+            meta_nulls[i] = nulls[i];
+        values[0] = PointerGetDatum(construct_array(new_rows_.ids.data(), n, objectid,
+                                                    ObjectId::kSize, false, TYPALIGN_CHAR));
+        values[1] = PointerGetDatum(construct_md_array(new_rows_.metas.data(), meta_nulls, 1, &n,
+                                                       &lbound, JSONBOID, -1, false, TYPALIGN_INT));
+        values[2] = PointerGetDatum(
+            construct_array(new_rows_.controls.data(), n, JSONBOID, -1, false, TYPALIGN_INT));
+        values[3] = PointerGetDatum(
+            construct_array(new_rows_.data.data(), n, BYTEAOID, -1, false, TYPALIGN_INT));
+    });
+    uint64 n = write(query.c_str(), 4, types, values, nullptr);
+    // RETURNING gives the rows in the order they were inserted.
+    for (uint64 i = 0; i < n && i < new_rows_.cached.size(); i++) {
+        StoredBucket &cached = new_rows_.cached[i];
+        std::string version = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+        if (cached.row.empty())
+            cached.row = std::move(version);  // a new bucket's own row
+        else
+            cached.tail_rows += version + ' ';
+        cache(info_.bucket_table, cached);
+    }
+    new_rows_ = NewRows();
+    pg_call([&] { MemoryContextReset(new_rows_context_); });
 }
 
 void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
-    std::string query =
-        "UPDATE " + info_.bucket_name + " SET control = $2, data = $3 WHERE _id = $1";
+    std::string query = "UPDATE " + info_.bucket_name +
+                        " SET control = $2, data = $3 WHERE _id = $1 RETURNING ctid::text || xmin";
+    std::string data = bucket.data().encode();
     Oid types[] = {objectid_type(), JSONBOID, BYTEAOID};
     Datum values[] = {objectid_datum(bucket.id(), row_context_),
                       PointerGetDatum(control_jsonb(bucket.control(), row_context_)),
-                      bytea_datum(bucket.data().encode(), row_context_)};
+                      bytea_datum(data, row_context_)};
     if (write(query.c_str(), 3, types, values, nullptr) != 1)
         throw Error(ErrorCode::Internal,
                     "bucket " + bucket.id().to_hex() + " vanished while locked");
+    StoredBucket cached{bucket.id(), bucket.state()};
+    cached.stored_bytes = data.size();
+    cached.row = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
     MemoryContextReset(row_context_);
     if (tails > 0 &&
         run_tails("DELETE FROM ", "", bucket.id(), bucket.min_time(), meta, 1) != tails)
         throw Error(ErrorCode::Internal,
                     "a tail of bucket " + bucket.id().to_hex() + " changed while locked");
+    cache(info_.bucket_table, cached);
 }
 
 }  // namespace tscoll::pg

@@ -59,18 +59,22 @@ struct StoredBucket {
     int64_t next_seq = 1;       // the seq of the next tail
     uint64_t stored_bytes = 0;  // data bytes of the row and its tails
     std::string tail_rows;      // the tails' row versions (ctid, xmin), in order
+    std::string row;            // the bucket row's version
 };
 
 class BucketStore {
   public:
-    // Acts as the bucket table's owner until finish().
+    // Acts as the bucket table's owner until finish(), which inserts the
+    // new rows (buckets and tails) in one statement.
     explicit BucketStore(const CollectionInfo &info);
     void finish();
 
     // The bucket of the series `meta` (nullptr: no meta) with its tails,
     // its row locked; nullopt when it is gone, of another series now,
     // locked by another transaction or closed for good.
-    std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta);
+    // `next_seq`, when not 0, is the seq of the bucket's next tail as the
+    // shared catalog knows it: a cached state that reached it reads no tail.
+    std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta, int64_t next_seq = 0);
     // Buckets of the series that could hold a measurement at `t`, latest
     // first (needs info.reopen_index).
     std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);
@@ -82,12 +86,16 @@ class BucketStore {
     // Writes the bucket's row, its `tails` (locked) folded into it.
     void update(const Bucket &bucket, uint32_t tails, Jsonb *meta);
     // Appends `data` to the stored bucket `bucket` as its tail `ref.seq`.
-    void insert_tail(const ObjectId &bucket, UnixMicros bucket_start, const TailRef &ref,
-                     const BucketData &data, UnixMicros latest, Jsonb *meta);
+    // `appended` is the bucket as the tail leaves it (its state with the
+    // tail's measurements), for the session's cache.
+    void insert_tail(const StoredBucket &appended, const BucketData &data, UnixMicros latest,
+                     Jsonb *meta);
 
   private:
     uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
-    void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data);
+    void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data,
+                    StoredBucket cached);
+    void insert_new_rows();
     BucketData decode_stored(const ObjectId &id, Datum data) const;
     uint64 run_tails(const char *select, const char *rest, const ObjectId &id, UnixMicros min_time,
                      Jsonb *meta, int64_t from_seq);
@@ -97,6 +105,15 @@ class BucketStore {
     TrustedBucketWrites trusted_;
     OwnerSession owner_;
     MemoryContext row_context_ = nullptr;
+    // Rows to insert when the store finishes, built in new_rows_context_.
+    struct NewRows {
+        std::vector<Datum> ids, metas, controls, data;
+        std::vector<bool> meta_nulls;
+        // What the session caches once the row's version is known.
+        std::vector<StoredBucket> cached;
+    };
+    NewRows new_rows_;
+    MemoryContext new_rows_context_ = nullptr;
 };
 
 }  // namespace tscoll::pg

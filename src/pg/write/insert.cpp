@@ -154,6 +154,7 @@ struct TouchedBucket {
     bool open = false;         // its series' open bucket when the statement ends
     bool closed_full = false;  // closed by size in this statement
     bool kept_open_for_large = false;
+    int64_t next_seq = 1;  // of its next tail, once written
 
     const ObjectId &id() const { return created ? created->id() : stored->id; }
     const BucketState &state() const { return created ? created->state() : stored->state; }
@@ -190,6 +191,10 @@ class BucketWriter {
             assign(batch);
         for (const auto &t : touched_)
             write(*t);
+        for (AssignedSeries &a : assigned_) {
+            a.state.open_next_seq = a.open != nullptr ? a.open->next_seq : 0;
+            catalog::store_series(info_.bucket_table, *a.key, a.state);
+        }
         store.finish();
         catalog::count(info_.bucket_table, counters_);
     }
@@ -199,10 +204,10 @@ class BucketWriter {
     void append(TouchedBucket &t, const Measurement &m, const BucketState::Decision &d);
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
     TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
-    TouchedBucket *use(const ObjectId &id);
+    TouchedBucket *use(const ObjectId &id, int64_t next_seq = 0);
     TouchedBucket &create(const Measurement &m);
     void count_rollover(Rollover reason);
-    void write(const TouchedBucket &t);
+    void write(TouchedBucket &t);
 
     const CollectionInfo &info_;
     BucketingLimits limits_;
@@ -214,13 +219,21 @@ class BucketWriter {
     std::vector<TouchedBucket *> created_;
     Jsonb *series_meta_ = nullptr;
     BucketCounters counters_;
+    // Each series' new state, stored in the catalog once its buckets are
+    // written, so that it has the open bucket's next seq.
+    struct AssignedSeries {
+        const std::string *key;
+        catalog::SeriesState state;
+        TouchedBucket *open;
+    };
+    std::vector<AssignedSeries> assigned_;
 };
 
 void BucketWriter::assign(SeriesBatch &batch) {
     series_meta_ = batch.meta ? value_to_jsonb(*batch.meta) : nullptr;
     created_.clear();
     catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
-    TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
+    TouchedBucket *current = state.open ? use(state.open->id, state.open_next_seq) : nullptr;
     if (current != nullptr && current->state().full())  // closed by size in another catalog
         current = nullptr;
     for (const Measurement &m : batch.measurements) {
@@ -256,7 +269,7 @@ void BucketWriter::assign(SeriesBatch &batch) {
         state.open.reset();
     else
         current->open = true;
-    catalog::store_series(info_.bucket_table, batch.key, std::move(state));
+    assigned_.push_back(AssignedSeries{&batch.key, std::move(state), current});
 }
 
 void BucketWriter::append(TouchedBucket &t, const Measurement &m, const BucketState::Decision &d) {
@@ -311,11 +324,12 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
 
 // The bucket as this statement knows it, loading it if needed; nullptr when
 // it cannot be used (gone, closed, or locked by another transaction).
-TouchedBucket *BucketWriter::use(const ObjectId &id) {
+TouchedBucket *BucketWriter::use(const ObjectId &id, int64_t next_seq) {
     std::string key = id.to_hex();
     if (auto it = by_id_.find(key); it != by_id_.end())
         return it->second;
-    std::optional<StoredBucket> stored = store_->load(id, series_meta_);
+    std::optional<StoredBucket> stored =
+        store_->load(id, series_meta_, catalog::shared() ? next_seq : 0);
     if (!stored)
         return nullptr;
     touched_.push_back(std::make_unique<TouchedBucket>(
@@ -360,7 +374,7 @@ void BucketWriter::count_rollover(Rollover reason) {
 // bucket with tails that stops being open (its row then grows no more).
 // Tails that another transaction is changing are not folded: the
 // measurements then go to a tail all the same.
-void BucketWriter::write(const TouchedBucket &t) {
+void BucketWriter::write(TouchedBucket &t) {
     uint32_t appended = t.appended_count();
     if (t.created) {
         store_->insert(*t.created, t.meta);
@@ -375,11 +389,12 @@ void BucketWriter::write(const TouchedBucket &t) {
             rewrite = false;
             tail = appended > 0;
         }
+        t.next_seq = stored.next_seq;
         if (tail) {
-            store_->insert_tail(stored.id, stored.state.min_time(),
-                                TailRef{stored.id, stored.next_seq}, t.appended, t.appended_latest,
-                                t.meta);
+            store_->insert_tail(stored, t.appended, t.appended_latest, t.meta);
+            t.next_seq = stored.next_seq + 1;
         } else if (rewrite) {
+            t.next_seq = 1;
             data->append(t.appended);
             Bucket bucket(stored.id, stored.state.min_time(), info_.time_field, std::move(*data));
             if (t.closed_full)
