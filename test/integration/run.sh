@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Concurrency integration test (SPEC §4.2): CLIENTS pgbench connections each
 # insert ROWS_PER_CLIENT measurements, one per transaction, into 10 series
-# of one collection, in a temporary preloaded instance; then checks.sql
-# compares the collection with a plain table written in the same
-# transactions and checks every bucket against the limits; then ttl.sh
+# of one collection, in a temporary preloaded instance, while two COPYs of
+# COPY_ROWS measurements each go into the same series; then checks.sql
+# compares the collection with a plain table holding the same rows and
+# checks every bucket against the limits; then ttl.sh
 # checks the TTL monitor on the same instance, dump_restore.sh pg_dump and
 # pg_restore there too; then crash.sh kills an
 # instance of its own under load and checks what recovery kept. Prints
@@ -38,15 +39,35 @@ SELECT tscoll.create_collection('c', 't', 'm') \\g /dev/null
 CREATE TABLE expected (t timestamptz, m jsonb, n bigint);
 CREATE SEQUENCE measurement_number;
 SQL
-if "$BIN/pgbench" -h "$WORK" -U postgres -n -c "$CLIENTS" -j "$CLIENTS" -t "$ROWS_PER_CLIENT" \
-    -f "$HERE/insert.pgbench" tscoll_it >"$WORK/pgbench.log" 2>&1; then
-    echo "ok pgbench_without_errors"
+# The COPYs' rows: times among the single rows', numbers of their own.
+COPY_ROWS=20000
+for k in 1 2; do
+    "${PSQL[@]}" -c "\\copy (SELECT timestamptz '2024-01-01 00:00:00+00' + (i * 800 + $k * 400) * interval '1 ms', to_jsonb(i % 10), jsonb_build_object('n', $k * 10000000 + i) FROM generate_series(1, $COPY_ROWS) i) TO '$WORK/copy_$k.txt'"
+done
+"$BIN/pgbench" -h "$WORK" -U postgres -n -c "$CLIENTS" -j "$CLIENTS" -t "$ROWS_PER_CLIENT" \
+    -f "$HERE/insert.pgbench" tscoll_it >"$WORK/pgbench.log" 2>&1 &
+PGBENCH=$!
+sleep 1
+COPIES=()
+for k in 1 2; do
+    "${PSQL[@]}" -c "\\copy c (t, m, doc) FROM '$WORK/copy_$k.txt'" >"$WORK/copy_$k.log" 2>&1 &
+    COPIES+=($!)
+done
+copies_ok=t
+for pid in "${COPIES[@]}"; do wait "$pid" || copies_ok=f; done
+if wait "$PGBENCH" && [ $copies_ok = t ]; then
+    echo "ok pgbench_and_copies_without_errors"
 else
-    echo "not ok pgbench_without_errors"
-    tail -n 20 "$WORK/pgbench.log"
+    echo "not ok pgbench_and_copies_without_errors"
+    tail -n 20 "$WORK/pgbench.log" "$WORK"/copy_*.log
 fi
+for k in 1 2; do
+    "${PSQL[@]}" -c "CREATE TEMP TABLE copied (t timestamptz, m jsonb, doc jsonb)" \
+        -c "\\copy copied FROM '$WORK/copy_$k.txt'" \
+        -c "INSERT INTO expected SELECT t, m, (doc->>'n')::bigint FROM copied"
+done
 grep -E '^(tps|latency average)' "$WORK/pgbench.log" | sed 's/^/# /'
-"${PSQL[@]}" -v rows=$((CLIENTS * ROWS_PER_CLIENT)) -f "$HERE/checks.sql" |
+"${PSQL[@]}" -v rows=$((CLIENTS * ROWS_PER_CLIENT + 2 * COPY_ROWS)) -f "$HERE/checks.sql" |
     while read -r name holds; do
         if [ "$holds" = t ]; then echo "ok $name"; else echo "not ok $name"; fi
     done

@@ -189,7 +189,8 @@ void cache(Oid bucket_table, const StoredBucket &stored) {
 
 }  // namespace
 
-std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta, int64_t next_seq) {
+std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta,
+                                              const std::function<int64_t()> &next_seq) {
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
     std::string query =
@@ -228,7 +229,9 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta, i
     // less, and load_data finds out.
     const char *tails =
         "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text || xmin FROM ";
-    bool current = !fresh && next_seq != 0 && next_seq == stored.next_seq;
+    // Asked only now: the last writer stored it before it released the lock.
+    int64_t known = fresh ? 0 : next_seq();
+    bool current = known != 0 && known == stored.next_seq;
     uint64 n = current ? 0 : run_tails(tails, " ORDER BY seq", id, min_time, meta, stored.next_seq);
     for (uint64 i = 0; i < n; i++) {
         HeapTuple tail = SPI_tuptable->vals[i];

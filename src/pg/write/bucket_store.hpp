@@ -11,6 +11,7 @@ extern "C" {
 #include "utils/jsonb.h"
 }
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,9 +73,11 @@ class BucketStore {
     // The bucket of the series `meta` (nullptr: no meta) with its tails,
     // its row locked; nullopt when it is gone, of another series now,
     // locked by another transaction or closed for good.
-    // `next_seq`, when not 0, is the seq of the bucket's next tail as the
-    // shared catalog knows it: a cached state that reached it reads no tail.
-    std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta, int64_t next_seq = 0);
+    // `next_seq`, asked once the bucket is locked, gives the seq of its
+    // next tail as the shared catalog knows it (0: not known): a cached
+    // state that reached it reads no tail.
+    std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta,
+                                     const std::function<int64_t()> &next_seq);
     // Buckets of the series that could hold a measurement at `t`, latest
     // first (needs info.reopen_index).
     std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);

@@ -204,7 +204,8 @@ class BucketWriter {
     void append(TouchedBucket &t, const Measurement &m, const BucketState::Decision &d);
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
     TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
-    TouchedBucket *use(const ObjectId &id, int64_t next_seq = 0);
+    TouchedBucket *use(const ObjectId &id);
+    int64_t known_next_seq(const ObjectId &id) const;
     TouchedBucket &create(const Measurement &m);
     void count_rollover(Rollover reason);
     void write(TouchedBucket &t);
@@ -218,6 +219,7 @@ class BucketWriter {
     // disk yet, yet as reopenable as if an earlier statement had written them.
     std::vector<TouchedBucket *> created_;
     Jsonb *series_meta_ = nullptr;
+    const std::string *series_key_ = nullptr;
     BucketCounters counters_;
     // Each series' new state, stored in the catalog once its buckets are
     // written, so that it has the open bucket's next seq.
@@ -233,7 +235,8 @@ void BucketWriter::assign(SeriesBatch &batch) {
     series_meta_ = batch.meta ? value_to_jsonb(*batch.meta) : nullptr;
     created_.clear();
     catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
-    TouchedBucket *current = state.open ? use(state.open->id, state.open_next_seq) : nullptr;
+    series_key_ = &batch.key;
+    TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
     if (current != nullptr && current->state().full())  // closed by size in another catalog
         current = nullptr;
     for (const Measurement &m : batch.measurements) {
@@ -324,17 +327,27 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
 
 // The bucket as this statement knows it, loading it if needed; nullptr when
 // it cannot be used (gone, closed, or locked by another transaction).
-TouchedBucket *BucketWriter::use(const ObjectId &id, int64_t next_seq) {
+TouchedBucket *BucketWriter::use(const ObjectId &id) {
     std::string key = id.to_hex();
     if (auto it = by_id_.find(key); it != by_id_.end())
         return it->second;
     std::optional<StoredBucket> stored =
-        store_->load(id, series_meta_, catalog::shared() ? next_seq : 0);
+        store_->load(id, series_meta_, [&] { return known_next_seq(id); });
     if (!stored)
         return nullptr;
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{std::nullopt, std::move(stored), series_meta_}));
     return by_id_[key] = touched_.back().get();
+}
+
+// The seq of the bucket's next tail as the shared catalog knows it, when
+// it is the series' open bucket there; else 0. A session's own catalog
+// does not see other sessions' tails.
+int64_t BucketWriter::known_next_seq(const ObjectId &id) const {
+    if (!catalog::shared())
+        return 0;
+    catalog::SeriesState state = catalog::series(info_.bucket_table, *series_key_);
+    return state.open && state.open->id.bytes == id.bytes ? state.open_next_seq : 0;
 }
 
 TouchedBucket &BucketWriter::create(const Measurement &m) {
