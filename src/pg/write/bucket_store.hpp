@@ -1,8 +1,10 @@
-// Reading and writing bucket rows for the insert path, through SPI, as the
-// bucket table's owner and with the latest snapshot: a bucket is a shared
-// container, so appending to it must see every committed measurement, in
-// any isolation level. Rows are locked with SKIP LOCKED: a bucket another
-// transaction is writing is passed over, never waited for (SPEC §4.2).
+// Reading and writing bucket rows and their tails for the insert path,
+// through SPI, as the bucket table's owner and with the latest snapshot: a
+// bucket is a shared container, so appending to it must see every committed
+// measurement, in any isolation level. Rows are locked with SKIP LOCKED: a
+// bucket another transaction is writing is passed over, never waited for
+// (SPEC §4.2). A stored bucket is read as its state, which the session
+// caches (doc/ARCHITECTURE.md, "Tails").
 #pragma once
 
 extern "C" {
