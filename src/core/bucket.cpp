@@ -45,7 +45,11 @@ void BucketState::add(const Value &fields, uint64_t bson_size) {
 }
 
 void BucketState::add(const BucketData &data) {
-    for (const Value &fields : data.measurements())
+    add(data, data.measurements());
+}
+
+void BucketState::add(const BucketData &data, const std::vector<Value> &measurements) {
+    for (const Value &fields : measurements)
         schema_.add(fields);
     count_ += data.count();
     size_ += data.size();
@@ -58,8 +62,9 @@ Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field)
 
 Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketData data)
     : id_(id), state_(min_time), time_field_(std::move(time_field)), data_(std::move(data)) {
-    state_.add(data_);
-    for (const Value &fields : data_.measurements())
+    std::vector<Value> measurements = data_.measurements();
+    state_.add(data_, measurements);
+    for (const Value &fields : measurements)
         summarise(fields);
 }
 

@@ -61,8 +61,10 @@ class BucketState {
     };
     Decision decide(const Measurement &m, const BucketingLimits &limits) const;
     void add(const Value &fields, uint64_t bson_size);
-    // Adds every measurement of `data`.
+    // Adds every measurement of `data`; `measurements` are its
+    // measurements, when the caller has them already.
     void add(const BucketData &data);
+    void add(const BucketData &data, const std::vector<Value> &measurements);
 
   private:
     UnixMicros min_time_;
