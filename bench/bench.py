@@ -21,6 +21,7 @@ import threading
 import time
 
 import psycopg
+import psycopg.types.json
 
 import generate
 
@@ -227,6 +228,27 @@ def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn):
     os.unlink(script.name)
     drop(conn, system, "_one")
     return result
+
+
+def append_cost(conn, appends=1000):
+    """One session appending single rows to one series until its bucket is
+    full (1,000 measurements, 1 s apart): the mean latency of the first and
+    the last tenth of the appends, in ms."""
+    conn.execute("SELECT tscoll.create_collection('cpu_fill', 'time', 'tags', 'seconds')")
+    tags = psycopg.types.json.Jsonb({"hostname": "host_0"})
+    latencies = []
+    for i in range(appends):
+        doc = psycopg.types.json.Jsonb({m: round((i * 37 + k * 11) % 10000 / 100, 2)
+                                        for k, m in enumerate(METRICS)})
+        when = datetime.datetime(2016, 3, 1, tzinfo=datetime.timezone.utc) + \
+            datetime.timedelta(seconds=i)
+        started = time.perf_counter()
+        conn.execute("INSERT INTO cpu_fill (time, tags, doc) VALUES (%s, %s, %s)",
+                     [when, tags, doc])
+        latencies.append(time.perf_counter() - started)
+    conn.execute("SELECT tscoll.drop_collection('cpu_fill')")
+    tenth = appends // 10
+    return (statistics.mean(latencies[:tenth]) * 1000, statistics.mean(latencies[-tenth:]) * 1000)
 
 
 # -- queries ------------------------------------------------------------------
@@ -436,6 +458,11 @@ def main():
             ingest[("single-row INSERT", s)] = ingest_single_rows(
                 conn, s, args.hosts, args.clients, args.single_rows, dsn)
 
+    fill = None
+    if "tscoll" in systems and not args.no_ingest_variants:
+        print("tscoll: single-row appends filling one bucket", file=sys.stderr)
+        fill = append_cost(conn)
+
     figures = []
     for method in ["COPY", "INSERT x1000", "single-row INSERT"]:
         for key in ["rows/s", "bytes", "bytes/measurement", "WAL bytes/measurement",
@@ -483,6 +510,10 @@ def main():
     print()
     print("rows/s: higher is better; bytes, WAL and ms: lower is better. "
           "Ratios are tscoll's figure divided by the plain table's.")
+    if fill:
+        print(f"\ntscoll single-row appends filling one bucket (1,000, one session): "
+              f"first tenth {fill[0]:.3f} ms, last tenth {fill[1]:.3f} ms each "
+              f"({fill[1] / fill[0]:.2f}x)")
     if floors:
         print("\nRows alone (SELECT * of a table holding the query's result, "
               "the part of every latency no query work can remove), ms, and as a ratio "

@@ -127,9 +127,10 @@ class BucketGroup {
         return ObjectId::from_hex(hex);
     }
 
+    // Built in the group's context, which each bucket resets.
     void emit(const Value &control, const Value &data) {
-        Jsonb *control_jsonb = tscoll::pg::value_to_jsonb(control);
-        Jsonb *data_jsonb = tscoll::pg::value_to_jsonb(data);
+        Jsonb *control_jsonb = tscoll::pg::control_jsonb(control, context_);
+        Jsonb *data_jsonb = tscoll::pg::control_jsonb(data, context_);
         tscoll::pg::pg_call([&] {
             ObjectId *id = static_cast<ObjectId *>(MemoryContextAlloc(context_, sizeof(ObjectId)));
             *id = *id_;

@@ -40,7 +40,8 @@ class OwnerSession {
     int search_path_level_ = 0;
 };
 
-// A bucket row's data and control, built in `context`.
+// A bucket row's data and control (or any value as jsonb), built in
+// `context`.
 Datum bytea_datum(const std::string &bytes, MemoryContext context);
 Jsonb *control_jsonb(const Value &control, MemoryContext context);
 
