@@ -69,9 +69,13 @@ Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketD
 }
 
 void Bucket::append(const Measurement &m) {
-    data_.append(m.fields, m.bson_size);
+    append(Measurement(m));
+}
+
+void Bucket::append(Measurement &&m) {
     summarise(m.fields);
     state_.add(m.fields, m.bson_size);
+    data_.append(std::move(m.fields), m.bson_size);
 }
 
 void Bucket::summarise(const Value &fields) {

@@ -92,6 +92,8 @@ class Bucket {
         return state_.decide(m, limits);
     }
     void append(const Measurement &m);
+    // The same, taking the measurement's values.
+    void append(Measurement &&m);
     void mark_full() {
         state_.mark_full();
         data_.mark_full();

@@ -280,14 +280,18 @@ BucketColumn &BucketData::column(const std::string &name) {
 }
 
 void BucketData::append(const Value &measurement, uint64_t bson_size) {
-    for (const Member &m : measurement.as_object()) {
+    append(Value(measurement), bson_size);
+}
+
+void BucketData::append(Value &&measurement, uint64_t bson_size) {
+    for (Member &m : measurement.as_object()) {
         BucketColumn &c = column(m.key);
         // A key repeated within one measurement keeps its first value, as jsonb does not
         // allow repeats; the guard keeps positions strictly increasing regardless.
         if (!c.positions.empty() && c.positions.back() == count_)
             continue;
         c.positions.push_back(count_);
-        c.values.push_back(m.value);
+        c.values.push_back(std::move(m.value));
     }
     count_++;
     size_ += bson_size;

@@ -91,6 +91,8 @@ class BucketData {
 
     // Adds a measurement (an object without the meta field).
     void append(const Value &measurement, uint64_t bson_size);
+    // The same, taking its values.
+    void append(Value &&measurement, uint64_t bson_size);
     // Adds `more`'s measurements after these, as if appended one by one.
     void append(const BucketData &more);
     // Every measurement rebuilt as an object, fields in column order.

@@ -160,14 +160,16 @@ struct TouchedBucket {
     const BucketState &state() const { return created ? created->state() : stored->state; }
     uint32_t appended_count() const { return created ? created->count() : appended.count(); }
 
-    void append(const Measurement &m) {
+    // Takes the measurement's values: the statement's batch is dropped
+    // once its buckets are written.
+    void append(Measurement &&m) {
         if (created) {
-            created->append(m);
+            created->append(std::move(m));
             return;
         }
         stored->state.add(m.fields, m.bson_size);
-        appended.append(m.fields, m.bson_size);
         appended_latest = std::max(appended_latest, m.time);
+        appended.append(std::move(m.fields), m.bson_size);
     }
     void mark_full() {
         closed_full = true;
@@ -201,7 +203,7 @@ class BucketWriter {
 
   private:
     void assign(SeriesBatch &batch);
-    void append(TouchedBucket &t, const Measurement &m, const BucketState::Decision &d);
+    void append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d);
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
     TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
     TouchedBucket *use(const ObjectId &id);
@@ -239,7 +241,7 @@ void BucketWriter::assign(SeriesBatch &batch) {
     TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
     if (current != nullptr && current->state().full())  // closed by size in another catalog
         current = nullptr;
-    for (const Measurement &m : batch.measurements) {
+    for (Measurement &m : batch.measurements) {
         Rollover reason = Rollover::None;
         if (current != nullptr) {
             BucketState::Decision d = current->state().decide(m, limits_);
@@ -275,12 +277,12 @@ void BucketWriter::assign(SeriesBatch &batch) {
     assigned_.push_back(AssignedSeries{&batch.key, std::move(state), current});
 }
 
-void BucketWriter::append(TouchedBucket &t, const Measurement &m, const BucketState::Decision &d) {
+void BucketWriter::append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d) {
     if (d.kept_open_for_large_measurements && !t.kept_open_for_large) {
         t.kept_open_for_large = true;
         counters_.numBucketsKeptOpenDueToLargeMeasurements++;
     }
-    t.append(m);
+    t.append(std::move(m));
 }
 
 // SPEC §4.3: a bucket is reopened only while under the maximum size, even
