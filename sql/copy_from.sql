@@ -8,7 +8,7 @@ SELECT tscoll.create_collection('via_copy', 't', 'm');
 SELECT tscoll.create_collection('via_insert', 't', 'm');
 
 -- Documents the direct reader takes and documents it leaves to jsonb_in:
--- repeated keys, keys out of jsonb's order, scales kept, escapes, \u
+-- repeated keys, keys out of jsonb's order, trailing zeros, escapes, \u
 -- escapes, exponents, minus zero, deep nesting, odd whitespace.
 CREATE TABLE docs (i int, d text);
 INSERT INTO docs VALUES

@@ -63,6 +63,14 @@ uint64 run(const char *query, int nargs, Oid *types, Datum *values, const char *
     });
 }
 
+// A column as text (nullopt for NULL): the output function may ereport.
+std::optional<std::string> column_text(HeapTuple row, TupleDesc desc, int attnum) {
+    char *text = pg_call([&] { return SPI_getvalue(row, desc, attnum); });
+    if (text == nullptr)
+        return std::nullopt;
+    return std::string(text);
+}
+
 Datum objectid_datum(const ObjectId &id, MemoryContext context = CurrentMemoryContext) {
     auto *copy = static_cast<ObjectId *>(
         pg_call([&] { return MemoryContextAlloc(context, sizeof(ObjectId)); }));
@@ -209,7 +217,7 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta,
         return std::nullopt;
     UnixMicros min_time = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull)));
     Datum data = SPI_getbinval(row, desc, 2, &isnull);
-    std::string version = SPI_getvalue(row, desc, 4);
+    std::string version = column_text(row, desc, 4).value_or("");
 
     std::string key = cache_key(info_.bucket_table, id);
     auto cached = cached_states.find(key);
@@ -239,7 +247,7 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta,
         Datum tail_data = SPI_getbinval(tail, SPI_tuptable->tupdesc, 2, &isnull);
         stored.state.add(decode_stored(id, tail_data));
         stored.stored_bytes += pg_call([&] { return toast_raw_datum_size(tail_data) - VARHDRSZ; });
-        stored.tail_rows += SPI_getvalue(tail, SPI_tuptable->tupdesc, 3);
+        stored.tail_rows += column_text(tail, SPI_tuptable->tupdesc, 3).value_or("");
         stored.tail_rows += ' ';
     }
     stored.tails += static_cast<uint32_t>(n);
@@ -256,8 +264,9 @@ std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jso
             "SELECT ctid::text || xmin AS version, "
             "(control->'tail'->>'seq')::int8 AS seq FROM ";
         run_tails(locked, " FOR UPDATE SKIP LOCKED) t", id, min_time, meta, 1);
-        char *rows = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-        if (rows == nullptr || stored.tail_rows != rows) {
+        std::optional<std::string> rows =
+            column_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+        if (!rows || stored.tail_rows != *rows) {
             cached_states.erase(cache_key(info_.bucket_table, id));
             return std::nullopt;
         }
@@ -426,7 +435,8 @@ void BucketStore::insert_new_rows() {
     // RETURNING gives the rows in the order they were inserted.
     for (uint64 i = 0; i < n && i < new_rows_.cached.size(); i++) {
         StoredBucket &cached = new_rows_.cached[i];
-        std::string version = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+        std::string version =
+            column_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1).value_or("");
         if (cached.row.empty())
             cached.row = std::move(version);  // a new bucket's own row
         else
@@ -450,7 +460,7 @@ void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
                     "bucket " + bucket.id().to_hex() + " vanished while locked");
     StoredBucket cached{bucket.id(), bucket.state()};
     cached.stored_bytes = data.size();
-    cached.row = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    cached.row = column_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1).value_or("");
     MemoryContextReset(row_context_);
     if (tails > 0 &&
         run_tails("DELETE FROM ", "", bucket.id(), bucket.min_time(), meta, 1) != tails)
