@@ -118,6 +118,13 @@ SELECT compare(format($q$SELECT t, m, (doc->>'v')::float8 AS v, (doc->>'w')::flo
   FROM unnest(ARRAY['(doc->>''v'')::float8 > 50', '(doc->>''v'')::float8 <= 12.5 AND t < ''2024-03-10''',
                     '12.5 = (doc->>''v'')::float8', '(doc->>''v'')::float8 >= 99.5 AND (doc->>''w'')::float8 < 1000',
                     '(doc->>''w'')::float8 > 2400.0']) c;
+-- Whole documents with float8 conditions: _unpack builds the documents of
+-- the measurements that may pass them only, with the same rule.
+SELECT compare(format($q$SELECT * FROM %%1$s WHERE %s$q$, c))
+  FROM unnest(ARRAY['(doc->>''v'')::float8 > 50', '(doc->>''v'')::float8 <= 12.5 AND t < ''2024-03-10''',
+                    '12.5 = (doc->>''v'')::float8', '(doc->>''v'')::float8 >= 99.5 AND (doc->>''w'')::float8 < 1000',
+                    '(doc->>''w'')::float8 > 2400.0 AND t >= ''2024-03-09 12:00''']) c;
+SELECT compare($q$SELECT t, doc FROM %1$s WHERE (doc->>'v')::float8 < -90 ORDER BY t$q$);
 SELECT compare($q$SELECT t, (doc->>'v')::float8 FROM %1$s WHERE (doc->>'v')::float8 > 90 OR (doc->>'w')::float8 > 2590$q$);
 -- Only the 66 measurements that pass leave _unpack_fields (w is an integer
 -- or absent: nothing is left for the query's own condition to remove).

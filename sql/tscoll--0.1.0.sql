@@ -228,6 +228,16 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
                                upper timestamptz, upper_strict boolean)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+-- The same, building documents only for the measurements that may pass the
+-- query's conditions (doc->>f)::float8 <op> bound: filters are "<btree
+-- strategy 1-5><field>", with their bounds, read from the fields' columns
+-- alone. The query still applies its conditions.
+CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time_field text,
+                               meta_field text, lower timestamptz, lower_strict boolean,
+                               upper timestamptz, upper_strict boolean,
+                               filters text[], bounds float8[])
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 -- The measurements' times, a NULL doc, then one column per field, with only
 -- those fields decoded. Each of `fields` is a kind letter and the field's
 -- name: 't' what doc->>'f' gives (text), 'j' what doc->'f' gives (jsonb),
@@ -236,7 +246,7 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
 -- returned (a bound whose strictness is NULL is absent), and only their
 -- fields built. The planner calls it instead of _unpack when a query reads
 -- doc only through such expressions, and moves the query's time conditions
--- into the bounds (SPEC §5, lazy unpacking).
+-- into the bounds (lazy unpacking).
 CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, fields text[],
                                       lower timestamptz, lower_strict boolean,
@@ -247,7 +257,7 @@ CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data byte
 -- The same, dropping before building them the measurements that cannot
 -- pass the query's conditions (doc->>f)::float8 <op> bound: filters are
 -- "<btree strategy 1-5><field>" on fields returned as 'f', with their bounds.
--- The query still applies its conditions (SPEC §5, lazy unpacking).
+-- The query still applies its conditions (lazy unpacking).
 CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, fields text[],
                                       lower timestamptz, lower_strict boolean,

@@ -87,7 +87,8 @@ Value Bucket::control() const {
     Value min = min_;
     Value max = max_;
     // control.min.<time> is the bucket's rounded start, not its earliest
-    // measurement; the time field is written as the canonical text (SPEC §3).
+    // measurement; the time field is written as the canonical text
+    // (doc/REFERENCE.md, How measurements map to doc).
     for (Member &m : min.as_object())
         if (m.key == time_field_)
             m.value = Value::string(format_canonical_date(state_.min_time()));
@@ -95,7 +96,8 @@ Value Bucket::control() const {
         if (m.key == time_field_ && m.value.is(Value::Kind::Date))
             m.value = Value::string(format_canonical_date(m.value.as_date()));
     Value control = Value::object();
-    // 2: the data is in the compressed format of SPEC §7.
+    // 2: the data is in the compressed format 2 (doc/ARCHITECTURE.md, The
+    // bucket data format).
     control.add("version", Value::number(static_cast<int64_t>(BucketData::kFormatVersion)));
     control.add("min", std::move(min));
     control.add("max", std::move(max));

@@ -1,6 +1,6 @@
-// One bucket as the insert path builds it (SPEC §4.1): its measurements,
-// control.min/max, schema, and the rollover decision for the next
-// measurement.
+// One bucket as the insert path builds it (doc/REFERENCE.md, Bucketing):
+// its measurements, control.min/max, schema, and the rollover decision for
+// the next measurement.
 #pragma once
 
 #include <cstdint>
@@ -41,9 +41,10 @@ struct Measurement {
     uint64_t bson_size;
 };
 
-// What the rollover rules read of a bucket (SPEC §4.1): its start, count,
-// data size, schema and whether it is full, without its measurements, so
-// that a stored bucket takes an append without being decoded each time.
+// What the rollover rules read of a bucket (doc/REFERENCE.md, Bucketing):
+// its start, count, data size, schema and whether it is full, without its
+// measurements, so that a stored bucket takes an append without being
+// decoded each time.
 class BucketState {
   public:
     explicit BucketState(UnixMicros min_time) : min_time_(min_time) {}
@@ -51,7 +52,7 @@ class BucketState {
     UnixMicros min_time() const { return min_time_; }
     uint32_t count() const { return count_; }
     uint64_t size() const { return size_; }  // sum of BSON sizes (rule 4)
-    // Closed by size: never reopened (SPEC §4.1).
+    // Closed by size: never reopened (doc/REFERENCE.md, Bucketing).
     bool full() const { return full_; }
     void mark_full() { full_ = true; }
 
@@ -100,7 +101,7 @@ class Bucket {
     }
     bool full() const { return state_.full(); }
 
-    // {"version": 1, "min": {...}, "max": {...}, "count": n}
+    // {"version": 2, "min": {...}, "max": {...}, "count": n}
     Value control() const;
 
   private:
@@ -136,18 +137,19 @@ std::optional<TailRef> tail_ref(const Value &control);
 
 // The bucket `data` stored under (id, min_time) without the measurements
 // at `positions` (0-based, any order): control recomputed from the rest,
-// control.min.<time> kept at the bucket's start (SPEC §6). Throws
-// Error(BadValue) when no measurement would be left: an empty bucket is
-// deleted, never written.
+// control.min.<time> kept at the bucket's start (doc/REFERENCE.md §3.6,
+// DELETE). Throws Error(BadValue) when no measurement would be left: an
+// empty bucket is deleted, never written.
 Bucket without_measurements(const ObjectId &id, UnixMicros min_time, const std::string &time_field,
                             const BucketData &data, std::vector<uint32_t> positions);
 
-// Checks a bucket row written directly to the bucket table (SPEC §4.3):
-// control is {"version": 1, ...} with a count, if any, that matches the
-// data, the data holds at least one measurement, and every measurement has
-// a date in the time field within [min_time, max_time]. The time checks are
-// skipped when time_field is empty (the collection is not known yet, as
-// during a restore). Throws Error(BadValue).
+// Checks a bucket row written directly to the bucket table
+// (doc/REFERENCE.md, Privileges): control is {"version": 1 or 2, ...} with a
+// count, if any, that matches the data, the data holds at least one
+// measurement, and every measurement has a date in the time field within
+// [min_time, max_time]. The time checks are skipped when time_field is
+// empty (the collection is not known yet, as during a restore). Throws
+// Error(BadValue).
 void check_bucket_row(const BucketData &data, const Value &control, const std::string &time_field,
                       UnixMicros min_time, UnixMicros max_time);
 

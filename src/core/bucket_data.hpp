@@ -81,10 +81,10 @@ class BucketData {
     static constexpr uint8_t kFormatVersion = 2;
 
     uint32_t count() const { return count_; }
-    // Sum of the measurements' BSON sizes (SPEC §4.1 rule 4).
+    // Sum of the measurements' BSON sizes, which the bucket size limit reads.
     uint64_t size() const { return size_; }
     const std::vector<BucketColumn> &columns() const { return columns_; }
-    // Closed by size (SPEC §4.1 rule 4): full, never reopened, also after
+    // Closed by size (doc/REFERENCE.md, Bucketing): full, never reopened, also after
     // the statement that closed it.
     bool full() const { return full_; }
     void mark_full() { full_ = true; }
@@ -102,14 +102,17 @@ class BucketData {
     // Throws Error(Corrupt) on anything but a well-formed encoding.
     static BucketData decode(std::string_view bytes);
     // A read's time bounds: the measurements whose `time_field` is not
-    // within them are not wanted.
+    // within them are not wanted, nor, when `rows` is given, those at a
+    // position where it is false (their time is still read).
     struct TimeWindow {
         std::string time_field;
         std::function<bool(UnixMicros)> contains;
+        const std::vector<bool> *rows = nullptr;
     };
     // Builds only the columns named in `wanted` (nullptr: all), for reads
-    // that use a few fields. With a window, columns after the time column
-    // leave out the measurements before it.
+    // that use a few fields. With a window, the other columns leave out the
+    // measurements outside it (those before the time column, the rows left
+    // out by `rows` only).
     static BucketData decode(std::string_view bytes, const std::vector<std::string> *wanted,
                              const std::optional<TimeWindow> &window = std::nullopt);
 

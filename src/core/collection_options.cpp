@@ -184,7 +184,9 @@ CollectionOptions parse_create_options(const Value &options) {
         (time_field->is(Value::Kind::String) && time_field->as_string().empty()))
         invalid("\"timeField\" is required and must not be empty");
 
-    // In the order of SPEC §2.1's table: the first failing rule raises.
+    // The rules of doc/REFERENCE.md, tscoll.create_collection and
+    // tscoll.create_collection_from_options, in this order: the first failing
+    // rule raises.
     CollectionOptions o;
     o.time_field = *string_option(*ts, "timeField");
     o.meta_field = string_option(*ts, "metaField");

@@ -1,5 +1,6 @@
 // The options of a time-series collection and MongoDB's rules for them
-// (SPEC §2.1): granularities, fixed bucketing, field names, expiry.
+// (doc/REFERENCE.md, tscoll.create_collection): granularities, fixed
+// bucketing, field names, expiry.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +53,7 @@ Value to_flat_value(const CollectionOptions &options);
 // The inverse of to_flat_value (the options as stored).
 CollectionOptions from_flat_value(const Value &flat);
 
-// What a collMod does (SPEC §10).
+// What a collMod does (doc/REFERENCE.md, tscoll.coll_mod).
 struct CollMod {
     CollectionOptions options;       // after the change
     bool bucketing_changed = false;  // span, rounding or granularity changed

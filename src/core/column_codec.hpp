@@ -1,7 +1,8 @@
-// Typed codecs for the columns of a version 2 bucket (SPEC §7,
-// doc/BUCKET_FORMAT.md). Each writes a column of one kind of value and
-// reads it back exactly; readers append to `out` and raise Error(Corrupt)
-// on bytes a writer cannot have produced, without reading past their input.
+// Typed codecs for the columns of a version 2 bucket (doc/ARCHITECTURE.md,
+// The bucket data format; doc/BUCKET_FORMAT.md). Each writes a column of
+// one kind of value and reads it back exactly; readers append to `out` and
+// raise Error(Corrupt) on bytes a writer cannot have produced, without
+// reading past their input.
 #pragma once
 
 #include <cstdint>

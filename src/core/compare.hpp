@@ -1,6 +1,7 @@
-// MongoDB's order and sizes for measurement values: the type classes of
-// SPEC §3 (null < number < string < object < array < objectid < boolean <
-// date), comparison by value, and the length of a value's BSON encoding.
+// MongoDB's order and sizes for measurement values: the type classes
+// (null < number < string < object < array < objectid < boolean < date;
+// doc/REFERENCE.md, Bucketing), comparison by value, and the length of a
+// value's BSON encoding.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // Errors raised by the core. The core knows MongoDB's error classes, not
-// SQLSTATEs: src/pg/guard.cpp maps each class to its SQLSTATE (SPEC §12).
+// SQLSTATEs: src/pg/guard.cpp maps each class to its SQLSTATE
+// (doc/REFERENCE.md §5, Errors).
 #pragma once
 
 #include <stdexcept>

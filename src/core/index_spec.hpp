@@ -1,6 +1,6 @@
 // MongoDB index specifications on a time-series collection, translated to
-// indexes of its bucket table (SPEC §8, MongoDB's
-// timeseries_index_schema_conversion_functions).
+// indexes of its bucket table (doc/REFERENCE.md, tscoll.create_index;
+// MongoDB's timeseries_index_schema_conversion_functions).
 #pragma once
 
 #include <cstdint>

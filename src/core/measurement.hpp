@@ -1,7 +1,8 @@
-// From what a user inserts to a measurement ready for a bucket (SPEC §3):
-// the doc and the view's time and meta columns reconciled, the time field
-// read as a date, {"$date": ...} values recognised, _id filled in, limits
-// checked, and the series the measurement belongs to.
+// From what a user inserts to a measurement ready for a bucket
+// (doc/REFERENCE.md §3.2, INSERT): the doc and the view's time and meta
+// columns reconciled, the time field read as a date, {"$date": ...} values
+// recognised, _id filled in, limits checked, and the series the measurement
+// belongs to.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@ struct CollectionFields {
     std::string collection;  // for messages
     std::string time_field;
     std::string meta_field;        // empty when the collection has none
-    int64_t rounding_seconds = 1;  // where a new bucket would start (SPEC §4.1)
+    int64_t rounding_seconds = 1;  // where a new bucket would start (doc/REFERENCE.md, Bucketing)
 };
 
 // One row as it reaches the view: any of the three columns may be absent.

@@ -1,5 +1,5 @@
 // The bucket catalog's counters per collection: MongoDB's
-// collStats.timeseries (SPEC §11).
+// collStats.timeseries (doc/REFERENCE.md, tscoll.collection_stats).
 #pragma once
 
 #include <cstdint>

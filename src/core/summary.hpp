@@ -1,6 +1,6 @@
 // What a bucket knows about its measurements without reading them:
-// control.min/max (element-wise, SPEC §4.1) and the schema whose change
-// closes a bucket (rule 5).
+// control.min/max (element-wise) and the schema whose change closes a
+// bucket (doc/REFERENCE.md, Bucketing: rule 5, schema change).
 #pragma once
 
 #include <optional>

@@ -5,8 +5,9 @@
 //
 //  * guarded(body) wraps every SQL function, hook and callback: it catches
 //    any C++ exception, lets every C++ object of the body be destroyed, and
-//    only then raises the PostgreSQL error with the SQLSTATE of SPEC §12.
-//    Define SQL functions with TSCOLL_FUNCTION, which does this.
+//    only then raises the PostgreSQL error with its SQLSTATE
+//    (doc/REFERENCE.md §5, Errors). Define SQL functions with
+//    TSCOLL_FUNCTION, which does this.
 //
 //  * pg_call(f) runs PostgreSQL code that may ereport(ERROR) from C++: the
 //    error is copied out and rethrown as a PgError, so C++ frames unwind

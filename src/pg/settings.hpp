@@ -1,4 +1,4 @@
-// tscoll's GUCs (SPEC §13).
+// tscoll's GUCs (doc/REFERENCE.md §4, Settings).
 #pragma once
 
 namespace tscoll::pg {

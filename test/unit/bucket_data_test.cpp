@@ -306,8 +306,9 @@ TEST(BucketData, RegularReadingsAreCompact) {
 }
 
 // A decode with a time window builds, in the columns after the time
-// column, exactly the measurements within it; dates in the columns keep
-// their delta chain across the ones it passes over.
+// column, exactly the measurements within it, and with a row mask, in every
+// column but the time column, only the rows the mask keeps; dates in the
+// columns keep their delta chain across the ones it passes over.
 TEST(BucketData, TimeWindowKeepsTheMeasurementsWithinIt) {
     std::mt19937_64 rng(7);
     for (int round = 0; round < 200; round++) {
@@ -329,15 +330,20 @@ TEST(BucketData, TimeWindowKeepsTheMeasurementsWithinIt) {
         UnixMicros until = round % 3 == 0 ? INT64_MAX : since + rng() % 1000000000;
         auto within = [&](UnixMicros t) { return t >= since && t < until; };
         std::vector<std::string> wanted = {"t", "d", "f0", "f3", "f5", "typed1", "typed4"};
-        BucketData windowed =
-            BucketData::decode(bytes, &wanted, BucketData::TimeWindow{"t", within});
+        std::vector<bool> rows(inserted.size(), true);
+        if (round % 4 >= 2)
+            for (size_t i = 0; i < rows.size(); i++)
+                rows[i] = rng() % 3 != 0;
+        BucketData windowed = BucketData::decode(
+            bytes, &wanted,
+            BucketData::TimeWindow{"t", within, round % 4 >= 2 ? &rows : nullptr});
         for (const BucketColumn &c : windowed.columns()) {
             bool after_time = c.name != "d" && c.name != "t";
             size_t j = 0;
             for (uint32_t pos = 0; pos < inserted.size(); pos++) {
                 const Value *v = inserted[pos].find(c.name);
                 bool in_window = within(inserted[pos].find("t")->as_date());
-                if (v == nullptr || (after_time && !in_window))
+                if (v == nullptr || (after_time && !in_window) || (c.name != "t" && !rows[pos]))
                     continue;
                 ASSERT_LT(j, c.positions.size());
                 EXPECT_EQ(c.positions[j], pos);

@@ -4,8 +4,9 @@
 // forgetting an entry is always safe.
 //
 // When tscoll is preloaded the catalog lives in shared memory and every
-// session of the cluster shares it (SPEC §4.3, §11); otherwise each session
-// keeps its own, with the same layout and limits.
+// session of the cluster shares it (doc/REFERENCE.md, tscoll.catalog_stats,
+// tscoll.collection_stats); otherwise each session keeps its own, with the
+// same layout and limits.
 #pragma once
 
 extern "C" {

@@ -121,6 +121,15 @@ std::optional<CollectionInfo> load(const char *key, Oid relid) {
     if (!info)
         return std::nullopt;
     info->bucket_name = qualified_name(info->bucket_table);
+    pg_call([&] {
+        info->view_time_column = get_attnum(info->view, info->time_field.c_str());
+        if (!info->meta_field.empty())
+            info->view_meta_column = get_attnum(info->view, info->meta_field.c_str());
+        info->view_doc_column = get_attnum(info->view, "doc");
+        info->bucket_meta_column = get_attnum(info->bucket_table, "meta");
+        info->bucket_min_time_column = get_attnum(info->bucket_table, "min_time");
+        info->bucket_max_time_column = get_attnum(info->bucket_table, "max_time");
+    });
     view_of_bucket_table[info->bucket_table] = info->view;
     by_view[info->view] = *info;
     return cached(info->view);

@@ -1,4 +1,5 @@
-// SQL function behind tscoll.create_index(): the translation of SPEC §8.
+// SQL function behind tscoll.create_index(): the key translation of
+// doc/REFERENCE.md §2.4 (tscoll.create_index).
 extern "C" {
 #include "postgres.h"
 #include "utils/builtins.h"

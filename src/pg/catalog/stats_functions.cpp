@@ -51,7 +51,8 @@ TSCOLL_FUNCTION(tscoll_data_size) {
 
 // tscoll._bucket_totals(collection regclass, OUT bucket_count bigint, OUT
 // measurements bigint, OUT uncompressed bigint, OUT stored bigint): read as
-// the bucket table's owner once SELECT on the view is checked (SPEC §2.3).
+// the bucket table's owner once SELECT on the view is checked
+// (doc/REFERENCE.md, Privileges).
 // bucket_count leaves out tail rows, which belong to their bucket.
 // stored: _id (12 bytes), the two times (16) and the other values as stored.
 TSCOLL_FUNCTION(tscoll_bucket_totals) {

@@ -1,5 +1,6 @@
-// UPDATE and DELETE through a collection's view (SPEC §6), translated at
-// parse analysis into statements on the bucket table:
+// UPDATE and DELETE through a collection's view (doc/REFERENCE.md §3.5,
+// UPDATE; §3.6, DELETE), translated at parse analysis into statements on
+// the bucket table:
 //
 //   UPDATE v SET <meta> = e(meta) WHERE p(meta)
 //     -> UPDATE <buckets> SET meta = e(meta) WHERE p(meta)
@@ -88,30 +89,26 @@ Collection *collection_of(RangeTblEntry *rte) {
     if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_VIEW ||
         !OidIsValid(get_extension_oid("tscoll", true)))
         return nullptr;
-    Oid view = rte->relid;
     auto *c = static_cast<Collection *>(palloc0(sizeof(Collection)));
     bool found = tscoll::pg::guarded([&] {
-        std::optional<tscoll::pg::CollectionInfo> info = tscoll::pg::find_collection(view);
+        std::optional<tscoll::pg::CollectionInfo> info = tscoll::pg::find_collection(rte->relid);
         if (!info)
             return false;
         c->bucket_table = info->bucket_table;
         c->owner = info->owner;
         c->name = copy(info->view_name);
+        c->bucket_name = copy(info->bucket_name);
         c->time_field = copy(info->time_field);
         c->meta_field = info->meta_field.empty() ? nullptr : copy(info->meta_field);
+        c->time_column = info->view_time_column;
+        c->meta_column = info->view_meta_column;
+        c->doc_column = info->view_doc_column;
+        c->bucket_meta = info->bucket_meta_column;
+        c->bucket_min_time = info->bucket_min_time_column;
+        c->bucket_max_time = info->bucket_max_time_column;
         return true;
     });
-    if (!found)
-        return nullptr;
-    c->bucket_name = quote_qualified_identifier(
-        get_namespace_name(get_rel_namespace(c->bucket_table)), get_rel_name(c->bucket_table));
-    c->time_column = get_attnum(view, c->time_field);
-    c->meta_column = c->meta_field ? get_attnum(view, c->meta_field) : 0;
-    c->doc_column = get_attnum(view, "doc");
-    c->bucket_meta = get_attnum(c->bucket_table, "meta");
-    c->bucket_min_time = get_attnum(c->bucket_table, "min_time");
-    c->bucket_max_time = get_attnum(c->bucket_table, "max_time");
-    return c;
+    return found ? c : nullptr;
 }
 
 const char *command_name(const Query *q) {
@@ -133,7 +130,8 @@ const char *meta_update_hint(const Collection *c) {
         c->name, quote_identifier(c->meta_field), quote_identifier(c->meta_field));
 }
 
-// SPEC §6's message, for a column assigned or read other than the meta field.
+// The message of doc/REFERENCE.md §3.5 (UPDATE), for a column assigned or
+// read other than the meta field.
 [[noreturn]] void refuse_field(const Collection *c, const char *field) {
     const char *message =
         c->meta_field ? psprintf(

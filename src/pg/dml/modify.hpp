@@ -1,5 +1,6 @@
-// UPDATE and DELETE through a collection's view (SPEC §6): what the hooks
-// (hooks.cpp) call at each stage of a statement.
+// UPDATE and DELETE through a collection's view (doc/REFERENCE.md §3.5,
+// UPDATE; §3.6, DELETE): what the hooks (hooks.cpp) call at each stage of a
+// statement.
 #pragma once
 
 extern "C" {

@@ -8,10 +8,10 @@
 // completes the bucket, so a bucket is deleted, or given the new meta, only
 // when every measurement of it matches. When the statement ends, a bucket
 // matched in part makes it fail: that takes the translation, which rewrites
-// buckets. Meta-only conditions, the form
-// SPEC §6 gives for meta updates and series deletes, always match whole
-// buckets: they work without preloading, slower (every bucket is decoded
-// once), with the same result.
+// buckets. Meta-only conditions, the form meta updates and series deletes
+// take (doc/REFERENCE.md §3.5, UPDATE; §3.6, DELETE), always match whole
+// buckets: they work without preloading (§3.9), slower (every bucket is
+// decoded once), with the same result.
 extern "C" {
 #include "postgres.h"
 #include "access/xact.h"

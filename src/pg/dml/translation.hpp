@@ -11,9 +11,9 @@ extern "C" {
 
 namespace tscoll::pg::dml {
 
-// What the translation needs of a collection; plain data in palloc'd
-// memory, so that the translation (C-style tree surgery) may call
-// PostgreSQL directly.
+// The collection's descriptor (catalog/collection.hpp) copied into the
+// statement's memory: the translation (C-style tree surgery) calls
+// PostgreSQL directly, and any such call may drop the cached descriptor.
 struct Collection {
     Oid bucket_table;
     Oid owner;

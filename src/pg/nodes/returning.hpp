@@ -1,11 +1,11 @@
 // UPDATE ... RETURNING and DELETE ... RETURNING through a collection's view
-// (SPEC §6). The translated statement (dml/modify.cpp) changes bucket rows;
-// RETURNING reads the measurements it changed, as the view shows them: a
-// meta update's, with the new meta; a delete's, as they were. The bucket
-// table's access method hands each changed bucket row to
-// return_measurements(); a custom scan above the statement's ModifyTable
-// (TscollReturning) runs it to the end, then returns those measurements
-// through the user's RETURNING list.
+// (doc/REFERENCE.md §3.7, UPDATE/DELETE ... RETURNING). The translated
+// statement (dml/modify.cpp) changes bucket rows; RETURNING reads the
+// measurements it changed, as the view shows them: a meta update's, with
+// the new meta; a delete's, as they were. The bucket table's access method
+// hands each changed bucket row to return_measurements(); a custom scan
+// above the statement's ModifyTable (TscollReturning) runs it to the end,
+// then returns those measurements through the user's RETURNING list.
 #pragma once
 
 extern "C" {

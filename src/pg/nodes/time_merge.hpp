@@ -1,5 +1,6 @@
 // The time merge: returns the view's rows in time order without sorting
-// them all first (SPEC §5; doc/ARCHITECTURE.md, Time merge).
+// them all first (doc/REFERENCE.md §3.4, SELECT; doc/ARCHITECTURE.md,
+// Time merge).
 #pragma once
 
 extern "C" {

@@ -1,4 +1,5 @@
-// The time merge (SPEC §5; doc/ARCHITECTURE.md, Time merge).
+// The time merge (doc/REFERENCE.md §3.4, SELECT; doc/ARCHITECTURE.md,
+// Time merge).
 //
 // A query that orders the view's rows by time gets a Sort over the Nested
 // Loop that unpacks each bucket: it reads and keeps every row before it

@@ -1,4 +1,5 @@
-// The unpack scan (SPEC §5; doc/ARCHITECTURE.md, Reading).
+// The unpack scan (doc/REFERENCE.md §6, Custom Scan (TscollUnpack);
+// doc/ARCHITECTURE.md, Reading).
 //
 // A collection's view reads each bucket through a lateral call of _unpack,
 // which plan/read_plan.cpp may have replaced by _unpack_fields, _unpack_groups
@@ -303,13 +304,12 @@ List *aggregate_texts(List *specs) {
     return result;
 }
 
-// _unpack_fields' prefilters as conditions: "<strategy digit><field>" and
-// their float8 bounds.
-List *prefilter_texts(List *args) {
-    List *specs = text_array_strings(args, kFilters);
-    Node *arg = list_length(args) > kFilterBounds
-                    ? static_cast<Node *>(list_nth(args, kFilterBounds))
-                    : nullptr;
+// The prefilters of _unpack or _unpack_fields as conditions: argument
+// `first`, "<strategy digit><field>", and the next, their float8 bounds.
+List *prefilter_texts(List *args, int first) {
+    List *specs = text_array_strings(args, first);
+    Node *arg = list_length(args) > first + 1 ? static_cast<Node *>(list_nth(args, first + 1))
+                                              : nullptr;
     if (specs == NIL || arg == nullptr || !IsA(arg, Const) || castNode(Const, arg)->constisnull)
         return NIL;
     Datum *bounds = nullptr;
@@ -369,12 +369,14 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
         ExplainPropertyText("Decoded Fields", "all", es);
         if (List *window = window_texts(args, kUnpackWindow, context))
             ExplainPropertyList("Time Window", window, es);
+        if (List *filters = prefilter_texts(args, kUnpackFilters))
+            ExplainPropertyList("Measurement Filter", filters, es);
     } else if (strcmp(symbol, "tscoll_unpack_fields") == 0) {
         ExplainPropertyList("Decoded Fields",
                             decoded_fields(args, text_array_strings(args, kFields)), es);
         if (List *window = window_texts(args, kFieldsWindow, context))
             ExplainPropertyList("Time Window", window, es);
-        if (List *filters = prefilter_texts(args))
+        if (List *filters = prefilter_texts(args, kFilters))
             ExplainPropertyList("Measurement Filter", filters, es);
     } else if (strcmp(symbol, "tscoll_unpack_groups") == 0) {
         List *specs = text_array_strings(args, kAggregates);

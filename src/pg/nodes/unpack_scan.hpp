@@ -1,5 +1,6 @@
 // The unpack scan: a custom scan node that reads each bucket the view
-// unpacks, in place of PostgreSQL's Function Scan (SPEC §5).
+// unpacks, in place of PostgreSQL's Function Scan (doc/REFERENCE.md §6,
+// Custom Scan (TscollUnpack)).
 #pragma once
 
 extern "C" {

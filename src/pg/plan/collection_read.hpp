@@ -14,8 +14,10 @@ extern "C" {
 
 namespace tscoll::pg::reads {
 
-// A collection view as the rewriter expanded it into a query's range table:
-// SELECT m.time, b.meta, m.doc FROM buckets b, LATERAL _unpack(...) m.
+// Where a collection's view sits in one query, as the rewriter expanded it
+// into the range table: SELECT m.time, b.meta, m.doc FROM buckets b,
+// LATERAL _unpack(...) m. The collection's own facts are its descriptor
+// (catalog/collection.hpp).
 struct CollectionRead {
     Query *query;  // the query that reads the view
     Index view_rti;

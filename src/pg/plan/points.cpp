@@ -47,10 +47,11 @@ extern "C" {
 namespace tscoll::pg::reads {
 
 // ---------------------------------------------------------------------------
-// The last point per series (SPEC §5): SELECT DISTINCT ON (<meta
-// expressions>) ... ORDER BY <the same>, time DESC, with at most meta
-// conditions, reads only each series' latest bucket (the one whose max_time,
-// exact in control, is the series' latest), and only its latest measurement.
+// The last point per series (doc/REFERENCE.md §3.4, SELECT): SELECT
+// DISTINCT ON (<meta expressions>) ... ORDER BY <the same>, time DESC, with
+// at most meta conditions, reads only each series' latest bucket (the one
+// whose max_time, exact in control, is the series' latest), and only its
+// latest measurement.
 
 // Whether `node` reads a column other than the view's meta (of any query).
 bool reads_other_than_meta(Node *node, CollectionRead *read) {

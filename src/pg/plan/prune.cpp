@@ -117,10 +117,11 @@ Node *all_of(List *parts) {
                                         : reinterpret_cast<Node *>(make_andclause(conditions));
 }
 
-// MongoDB's rules (SPEC §5): time > T => max > T AND min > T - span; time <
-// T => min < T AND max < T + span; = needs both. A bucket's min_time is at
-// most its earliest measurement, max_time its latest, and the two are less
-// than the current span apart (coll_mod only raises it).
+// MongoDB's rules (doc/REFERENCE.md §3.4, SELECT; doc/ARCHITECTURE.md,
+// Bucket conditions): time > T => max > T AND min > T - span; time < T =>
+// min < T AND max < T + span; = needs both. A bucket's min_time is at most
+// its earliest measurement, max_time its latest, and the two are less than
+// the current span apart (coll_mod only raises it).
 Node *time_condition(const CollectionRead &read, const Comparison &c) {
     Node *min_time = bucket_column(read, "min_time");
     Node *max_time = bucket_column(read, "max_time");

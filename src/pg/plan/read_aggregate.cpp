@@ -1,6 +1,6 @@
-// Aggregation in buckets and the latest time groups (SPEC §5;
-// doc/ARCHITECTURE.md, Reading): a rewrite of the reading query that
-// read_plan.cpp tries before lazy unpacking.
+// Aggregation in buckets and the latest time groups (doc/REFERENCE.md
+// §3.4, SELECT; doc/ARCHITECTURE.md, Reading): a rewrite of the reading
+// query that read_plan.cpp tries before lazy unpacking.
 #include "pg/plan/collection_read.hpp"
 #include "core/float8_aggregate.hpp"
 #include "pg/read/unpack_call.hpp"

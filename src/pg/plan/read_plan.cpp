@@ -1,4 +1,5 @@
-// Planning reads of collections (SPEC §5; doc/ARCHITECTURE.md, Reading).
+// Planning reads of collections (doc/REFERENCE.md §3.4, SELECT;
+// doc/ARCHITECTURE.md, Reading).
 // Before PostgreSQL plans a query, every collection view it reads is
 // rewritten:
 //
@@ -535,12 +536,20 @@ List *time_window(const CollectionRead &read, List *window) {
 }
 
 // A query that reads whole documents: _unpack builds only those within the
-// time window.
-void unpack_within_window(const CollectionRead &read, List *window) {
-    if (OidIsValid(
+// time window that may pass the prefilters.
+void unpack_within_window(const CollectionRead &read, List *window, const Prefilters &prefilters) {
+    if (!OidIsValid(
             unpack_variant(read, "_unpack", {TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID})))
-        unpack_with(read, "_unpack",
-                    list_concat(unpack_arguments(read), time_window(read, window)));
+        return;
+    List *args = list_concat(unpack_arguments(read), time_window(read, window));
+    if (prefilters.specs != NIL &&
+        OidIsValid(unpack_variant(read, "_unpack",
+                                  {TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID, TEXTARRAYOID,
+                                   FLOAT8ARRAYOID}))) {
+        args = lappend(args, text_array(prefilters.specs));
+        args = lappend(args, float8_array(prefilters.bounds));
+    }
+    unpack_with(read, "_unpack", args);
 }
 
 // `window` (NIL: the query's time conditions): no measurement outside it is
@@ -553,7 +562,7 @@ void unpack_only_used_fields(CollectionRead read, List *window) {
     FieldUse use = {&read, 0, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.doc_column};
     query_tree_walker(read.query, walker(count_other_uses), &use, QTW_IGNORE_JOINALIASES);
     if (use.other_uses > 0) {
-        unpack_within_window(read, window);
+        unpack_within_window(read, window, prefilters_of(read));
         return;
     }
     FieldUse time_use = {&read, 0, 0, 0, 0, 0, 0, NIL, NIL, NIL, read.time_column};

@@ -1,4 +1,5 @@
-// Planning reads of collections: bucket pruning and lazy unpacking (SPEC §5).
+// Planning reads of collections: bucket pruning and lazy unpacking
+// (doc/REFERENCE.md §3.4, SELECT).
 #pragma once
 
 extern "C" {

@@ -1,6 +1,7 @@
 // The bucket-level tests the planner derives from a query's conditions
-// (plan/read_plan.cpp, SPEC §5): tscoll._control_may_match for measurement
-// fields, tscoll._time_shift for the span-widened time bounds.
+// (plan/read_plan.cpp; doc/REFERENCE.md §3.4, SELECT):
+// tscoll._control_may_match for measurement fields, tscoll._time_shift for
+// the span-widened time bounds.
 extern "C" {
 #include "postgres.h"
 #include "access/stratnum.h"

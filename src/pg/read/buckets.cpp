@@ -159,7 +159,8 @@ class BucketGroup {
 
 // tscoll._buckets(collection regclass) RETURNS TABLE (_id objectid, meta
 // jsonb, control jsonb, data jsonb): every bucket, in _id order, read as the
-// bucket table's owner once SELECT on the view is checked (SPEC §2.3).
+// bucket table's owner once SELECT on the view is checked (doc/REFERENCE.md,
+// tscoll.buckets).
 TSCOLL_FUNCTION(tscoll_read_buckets) {
     tscoll::pg::CollectionInfo info = tscoll::pg::lookup_collection(PG_GETARG_OID(0));
     tscoll::pg::check_view_privilege(info, ACL_SELECT);

@@ -72,12 +72,14 @@ Datum field_datum(const Value &v, char kind, bool &null) {
 }
 
 // A condition (doc->>'field')::float8 <strategy> bound of the query, which
-// _unpack_fields may apply before building a row: a measurement whose field
-// is a number failing it, or that has no value for it, cannot match.
+// _unpack and _unpack_fields may apply before building a row: a measurement
+// whose field is a number failing it, or that has no value for it, cannot
+// match. Other values are left to the query.
 struct Prefilter {
-    size_t field;  // into the output fields, of kind 'f'
+    std::string name;
     int strategy;  // btree: 1 <, 2 <=, 3 =, 4 >=, 5 >
     double bound;
+    size_t field = 0;  // _unpack_fields: into the output fields, of kind 'f'
 };
 
 bool passes(double x, int strategy, double bound) {
@@ -95,16 +97,18 @@ bool passes(double x, int strategy, double bound) {
     }
 }
 
-// The filters "<strategy digit><field>" and their float8 bounds, when
-// given. A filter on a field not returned as 'f' is ignored.
-std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
-                                      const std::vector<FieldColumn> &fields) {
+bool passes(const tscoll::Float8Cursor::Entry &e, const Prefilter &p) {
+    return e.present && (e.other != nullptr || passes(e.number, p.strategy, p.bound));
+}
+
+// The filters "<strategy digit><field>" (argument `specs`) and their
+// float8 bounds (the next argument), when given.
+std::vector<Prefilter> filters_arg(FunctionCallInfo fcinfo, int specs_arg) {
     std::vector<Prefilter> result;
-    if (PG_NARGS() < kFieldsArgsWithFilters || PG_ARGISNULL(kFilters) ||
-        PG_ARGISNULL(kFilterBounds))
+    if (PG_NARGS() < specs_arg + 2 || PG_ARGISNULL(specs_arg) || PG_ARGISNULL(specs_arg + 1))
         return result;
-    std::vector<std::string> specs = text_array_arg(fcinfo, kFilters);
-    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(kFilterBounds); });
+    std::vector<std::string> specs = text_array_arg(fcinfo, specs_arg);
+    ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(specs_arg + 1); });
     Datum *bounds = nullptr;
     bool *nulls = nullptr;
     int count = 0;
@@ -112,16 +116,48 @@ std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
         deconstruct_array(array, FLOAT8OID, 8, FLOAT8PASSBYVAL, 'd', &bounds, &nulls, &count);
     });
     if (count != static_cast<int>(specs.size()))
-        throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: one bound per filter expected");
+        throw Error(tscoll::ErrorCode::BadValue, "unpacking: one bound per filter expected");
     for (size_t i = 0; i < specs.size(); i++) {
         const std::string &spec = specs[i];
         if (spec.size() < 2 || spec[0] < '1' || spec[0] > '5' || nulls[i])
-            throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a filter is <1-5><name>");
-        for (size_t f = 0; f < fields.size(); f++)
-            if (fields[f].kind == kNumber && fields[f].name == spec.substr(1))
-                result.push_back({f, spec[0] - '0', DatumGetFloat8(bounds[i])});
+            throw Error(tscoll::ErrorCode::BadValue, "unpacking: a filter is <1-5><name>");
+        result.push_back({spec.substr(1), spec[0] - '0', DatumGetFloat8(bounds[i])});
     }
     return result;
+}
+
+// _unpack_fields' filters, on the fields it returns as 'f'; a filter on
+// another field is ignored.
+std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
+                                      const std::vector<FieldColumn> &fields) {
+    std::vector<Prefilter> result;
+    for (Prefilter &p : filters_arg(fcinfo, kFilters))
+        for (size_t f = 0; f < fields.size(); f++)
+            if (fields[f].kind == kNumber && fields[f].name == p.name) {
+                p.field = f;
+                result.push_back(p);
+            }
+    return result;
+}
+
+// Which of a bucket's measurements pass `filters`, read from the filtered
+// fields alone.
+std::vector<bool> passing_rows(const tscoll::ObjectId &id, bytea *data,
+                               const std::string &time_field,
+                               const std::vector<Prefilter> &filters) {
+    std::vector<std::string> names;
+    for (const Prefilter &p : filters)
+        names.push_back(p.name);
+    tscoll::Float8Columns bucket = tscoll::pg::decode_bucket_float8(id, data, time_field, names);
+    std::vector<tscoll::Float8Cursor> cursors(bucket.fields.begin(), bucket.fields.end());
+    std::vector<bool> rows(bucket.times.size());
+    for (uint32_t row = 0; row < rows.size(); row++) {
+        bool pass = true;
+        for (size_t i = 0; pass && i < filters.size(); i++)
+            pass = passes(cursors[i].at(row), filters[i]);
+        rows[row] = pass;
+    }
+    return rows;
 }
 
 // _unpack_fields when every field is read as float8 ('f' and 'o') and none
@@ -154,11 +190,8 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
         if (!range.contains(t))
             continue;
         bool pass = true;
-        for (size_t i = 0; pass && i < prefilters.size(); i++) {
-            const Prefilter &p = prefilters[i];
-            tscoll::Float8Cursor::Entry e = cursors[column_of[p.field]].at(row);
-            pass = e.present && (e.other != nullptr || passes(e.number, p.strategy, p.bound));
-        }
+        for (size_t i = 0; pass && i < prefilters.size(); i++)
+            pass = passes(cursors[column_of[prefilters[i].field]].at(row), prefilters[i]);
         if (!pass)
             continue;
         for (size_t c = 0; c < names.size(); c++) {
@@ -215,7 +248,7 @@ void keep_first(tscoll::pg::TimeRange &range, const tscoll::pg::FirstRows &first
 // a column per field (FieldColumn).
 // The planner puts it in place of _unpack when a query reads doc only
 // through doc->>'f', doc->'f' and (doc->>'f')::float8, so that only those
-// fields are decoded (SPEC §5).
+// fields are decoded (doc/REFERENCE.md §3.4, SELECT: lazy unpacking).
 TSCOLL_FUNCTION(tscoll_unpack_fields) {
     tscoll::pg::TuplestoreSink sink(fcinfo);
     tscoll::pg::unpack_fields_rows(fcinfo, sink);
@@ -400,15 +433,26 @@ void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     if (!range)
         return;
     keep_first(*range, sink.first, *id, data, time_field);
-    BucketData bucket =
-        decode_bucket(*id, data, nullptr, tscoll::pg::decode_window(*range, time_field));
-    for (Value &m : bucket.measurements()) {
+    std::vector<Prefilter> filters = filters_arg(fcinfo, kUnpackFilters);
+    std::vector<bool> rows;
+    std::optional<BucketData::TimeWindow> window = tscoll::pg::decode_window(*range, time_field);
+    if (!filters.empty()) {
+        rows = passing_rows(*id, data, time_field, filters);
+        if (!window)
+            window = BucketData::TimeWindow{time_field, [](tscoll::UnixMicros) { return true; }};
+        window->rows = &rows;
+    }
+    BucketData bucket = decode_bucket(*id, data, nullptr, window);
+    std::vector<Value> measurements = bucket.measurements();
+    for (uint32_t row = 0; row < measurements.size(); row++) {
+        Value &m = measurements[row];
         const Value *time = m.find(time_field);
         if (time == nullptr || !time->is(Value::Kind::Date))
             throw Error(tscoll::ErrorCode::Corrupt,
                         "bucket data is corrupt: a measurement has no time",
                         "Bucket _id " + id->to_hex() + ".");
-        if (!range->contains(tscoll::pg::to_timestamptz(time->as_date())))
+        if (!range->contains(tscoll::pg::to_timestamptz(time->as_date())) ||
+            (!rows.empty() && !rows[row]))
             continue;
         Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(time->as_date())), 0};
         bool nulls[2] = {false, false};

@@ -9,8 +9,14 @@ namespace tscoll::pg::unpack_call {
 // Arguments every unpacking function starts with (sql/tscoll--*.sql).
 enum Common : int { kId = 0, kMeta = 1, kData = 2, kTimeField = 3, kMetaField = 4 };
 
-// tscoll._unpack(..., [lower, lower_strict, upper, upper_strict]).
-enum Unpack : int { kUnpackWindow = 5, kUnpackArgsWithWindow = 9 };
+// tscoll._unpack(..., [lower, lower_strict, upper, upper_strict, [filters,
+// filter_bounds]]).
+enum Unpack : int {
+    kUnpackWindow = 5,
+    kUnpackArgsWithWindow = 9,
+    kUnpackFilters = 9,
+    kUnpackArgsWithFilters = 11,
+};
 
 // tscoll._unpack_fields(..., fields, lower, lower_strict, upper,
 // upper_strict, [filters, filter_bounds]).

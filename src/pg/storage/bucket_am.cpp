@@ -9,8 +9,8 @@
 //    heap's own, and heap's index build scans use it.
 //
 //  * Rows written directly (not by tscoll's own writers) must be valid
-//    buckets (SPEC §4.3), and a direct UPDATE, DELETE or TRUNCATE makes the
-//    bucket catalog forget the collection's series.
+//    buckets (doc/REFERENCE.md, Privileges), and a direct UPDATE, DELETE or
+//    TRUNCATE makes the bucket catalog forget the collection's series.
 extern "C" {
 #include "postgres.h"
 #include "access/heapam.h"

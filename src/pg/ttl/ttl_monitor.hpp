@@ -1,7 +1,7 @@
-// The TTL monitor (SPEC §9): a launcher background worker that, every
-// tscoll.ttl_monitor_sleep_secs, starts one short-lived worker per database
-// in turn; each deletes expired buckets in batches, each its own
-// transaction, and records its pass for tscoll.ttl_status().
+// The TTL monitor (doc/REFERENCE.md §2.6, TTL): a launcher background
+// worker that, every tscoll.ttl_monitor_sleep_secs, starts one short-lived
+// worker per database in turn; each deletes expired buckets in batches,
+// each its own transaction, and records its pass for tscoll.ttl_status().
 #pragma once
 
 namespace tscoll::pg {

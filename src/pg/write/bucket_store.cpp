@@ -104,7 +104,8 @@ Jsonb *control_jsonb(const Value &control, MemoryContext context) {
 
 namespace {
 
-// Runs `decode`, naming the bucket in its errors (SPEC §4.4: XX001).
+// Runs `decode`, naming the bucket in its errors (XX001, doc/REFERENCE.md
+// §5, Errors).
 template <typename Decode>
 auto naming_bucket(const ObjectId &id, Decode decode) -> decltype(decode()) {
     try {

@@ -3,8 +3,8 @@
 // bucket is a shared container, so appending to it must see every committed
 // measurement, in any isolation level. Rows are locked with SKIP LOCKED: a
 // bucket another transaction is writing is passed over, never waited for
-// (SPEC §4.2). A stored bucket is read as its state, which the session
-// caches (doc/ARCHITECTURE.md, "Tails").
+// (doc/REFERENCE.md, Bucketing). A stored bucket is read as its state,
+// which the session caches (doc/ARCHITECTURE.md, "Tails").
 #pragma once
 
 extern "C" {
@@ -26,9 +26,10 @@ extern "C" {
 namespace tscoll::pg {
 
 // Connects to SPI and acts as the bucket table's owner until finish(): the
-// caller's privilege on the view is what counts (SPEC §2.3), the bucket
-// table is then read and written with its owner's rights, and tscoll's SQL
-// resolves names in pg_catalog alone. An error restores both.
+// caller's privilege on the view is what counts (doc/REFERENCE.md,
+// Privileges), the bucket table is then read and written with its owner's
+// rights, and tscoll's SQL resolves names in pg_catalog alone. An error
+// restores both.
 class OwnerSession {
   public:
     explicit OwnerSession(const CollectionInfo &info);
@@ -45,7 +46,8 @@ class OwnerSession {
 Datum bytea_datum(const std::string &bytes, MemoryContext context);
 Jsonb *control_jsonb(const Value &control, MemoryContext context);
 
-// A bucket row's data; errors name the bucket (SPEC §4.4: XX001).
+// A bucket row's data; errors name the bucket (XX001, doc/REFERENCE.md §5,
+// Errors).
 // `wanted` and `window` as BucketData::decode has them.
 BucketData decode_bucket(const ObjectId &id, bytea *data,
                          const std::vector<std::string> *wanted = nullptr,

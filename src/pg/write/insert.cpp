@@ -1,7 +1,8 @@
-// The insert path (SPEC §3, §4.2): a row trigger on the view gathers each
-// measurement of a statement in memory, grouped by series; a statement
-// trigger then assigns them to buckets (core rules, catalog hints, the
-// bucket table as the truth) and writes each touched bucket once.
+// The insert path (doc/REFERENCE.md §3.2, INSERT): a row trigger on the
+// view gathers each measurement of a statement in memory, grouped by
+// series; a statement trigger then assigns them to buckets (core rules,
+// catalog hints, the bucket table as the truth) and writes each touched
+// bucket once.
 extern "C" {
 #include "postgres.h"
 #include "access/htup_details.h"
@@ -180,8 +181,8 @@ struct TouchedBucket {
     }
 };
 
-// Assigns one statement's measurements to buckets (SPEC §4.1, §4.3) and
-// writes each touched bucket once.
+// Assigns one statement's measurements to buckets (doc/REFERENCE.md,
+// Bucketing) and writes each touched bucket once.
 class BucketWriter {
   public:
     explicit BucketWriter(const CollectionInfo &info) : info_(info), limits_(limits_for(info)) {}
@@ -285,9 +286,10 @@ void BucketWriter::append(TouchedBucket &t, Measurement &m, const BucketState::D
     t.append(std::move(m));
 }
 
-// SPEC §4.3: a bucket is reopened only while under the maximum size, even
-// one that rule 4's exception let grow past it, never once closed by size
-// (§4.1), and when it takes m.
+// A bucket is reopened only while under the maximum size, even one that
+// the size rule's exception for buckets under tscoll.bucket_min_count let
+// grow past it, never once closed by size, and when it takes m
+// (doc/REFERENCE.md, Bucketing).
 bool BucketWriter::reopenable(const TouchedBucket &t, const Measurement &m) const {
     return !t.state().full() && t.state().size() < static_cast<uint64_t>(limits_.max_size) &&
            t.state().decide(m, limits_).reason == Rollover::None;

@@ -1,0 +1,377 @@
+#include "core/bucket_bytes.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/number.hpp"
+
+namespace tscoll {
+
+namespace {
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(std::string_view bytes) {
+    uint64_t crc = 0xFFFFFFFFu;
+    const char *p = bytes.data();
+    size_t n = bytes.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t word;
+        std::memcpy(&word, p, 8);
+        crc = __builtin_ia32_crc32di(crc, word);
+    }
+    uint32_t crc32 = static_cast<uint32_t>(crc);
+    for (; n > 0; p++, n--)
+        crc32 = __builtin_ia32_crc32qi(crc32, static_cast<uint8_t>(*p));
+    return crc32 ^ 0xFFFFFFFFu;
+}
+#endif
+
+uint32_t crc32c_portable(std::string_view bytes) {
+    static const auto table = [] {
+        std::array<uint32_t, 256> t{};
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = (c & 1) ? 0x82F63B78u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    uint32_t crc = 0xFFFFFFFFu;
+    for (char ch : bytes)
+        crc = table[(crc ^ static_cast<uint8_t>(ch)) & 0xFF] ^ (crc >> 8);
+    return crc ^ 0xFFFFFFFFu;
+}
+
+}  // namespace
+
+// Every read checks the whole bucket, so the checksum runs at memory speed
+// where the CPU has the instruction.
+uint32_t crc32c(std::string_view bytes) {
+#if defined(__x86_64__)
+    static const bool hardware = __builtin_cpu_supports("sse4.2");
+    if (hardware)
+        return crc32c_sse42(bytes);
+#endif
+    return crc32c_portable(bytes);
+}
+
+namespace bucket_bytes {
+
+void Writer::number(const Number &n) {
+    ExactNumber exact = exact_number(n.text);
+    if (exact.integer) {
+        byte(kInteger);
+        varint(zigzag(*exact.integer));
+    } else if (exact.real) {
+        byte(kDouble);
+        char raw[8];
+        std::memcpy(raw, &*exact.real, 8);  // the machine is little-endian (checked in decode)
+        bytes(std::string_view(raw, 8));
+    } else {
+        byte(kDecimal);
+        text(n.text);
+    }
+}
+
+void Writer::value(const Value &v, int64_t &previous_date) {
+    switch (v.kind()) {
+        case Value::Kind::Null:
+            byte(kNull);
+            break;
+        case Value::Kind::Bool:
+            byte(v.as_bool() ? kTrue : kFalse);
+            break;
+        case Value::Kind::Number:
+            number(v.as_number());
+            break;
+        case Value::Kind::String:
+            byte(kString);
+            text(v.as_string());
+            break;
+        case Value::Kind::Date:
+            byte(kDate);
+            varint(zigzag(static_cast<int64_t>(static_cast<uint64_t>(v.as_date()) -
+                                               static_cast<uint64_t>(previous_date))));
+            previous_date = v.as_date();
+            break;
+        case Value::Kind::ObjectId:
+            byte(kObjectId);
+            bytes(std::string_view(reinterpret_cast<const char *>(v.as_objectid().bytes.data()),
+                                   ObjectId::kSize));
+            break;
+        case Value::Kind::Object: {
+            byte(kObject);
+            varint(v.as_object().size());
+            int64_t nested_date = 0;
+            for (const Member &m : v.as_object()) {
+                text(m.key);
+                value(m.value, nested_date);
+            }
+            break;
+        }
+        case Value::Kind::Array: {
+            byte(kArray);
+            varint(v.as_array().size());
+            int64_t nested_date = 0;
+            for (const Value &e : v.as_array())
+                value(e, nested_date);
+            break;
+        }
+    }
+}
+
+Value integer_value(int64_t i) {
+    return Value::number(std::to_string(i), static_cast<double>(i));
+}
+
+Value double_value(double d) {
+    if (!std::isfinite(d))
+        corrupt("a number that is not finite");
+    return Value::number(shortest_text(d), d == 0 ? 0.0 : d);
+}
+
+Value Reader::value(int64_t &previous_date, size_t depth) {
+    if (depth > kMaxDepth)
+        corrupt("nesting too deep");
+    uint8_t tag = byte();
+    switch (tag) {
+        case kNull:
+            return Value::null();
+        case kFalse:
+        case kTrue:
+            return Value::boolean(tag == kTrue);
+        case kInteger: {
+            return integer_value(unzigzag(varint()));
+        }
+        case kDouble: {
+            double d;
+            std::memcpy(&d, bytes(8).data(), 8);
+            return double_value(d);
+        }
+        case kDecimal: {
+            std::string_view text_value = text();
+            if (!Decimal::parse(text_value))
+                corrupt("malformed decimal");
+            return Value::number(std::string(text_value));
+        }
+        case kString:
+            return Value::string(std::string(text()));
+        case kDate:
+            previous_date = static_cast<int64_t>(static_cast<uint64_t>(previous_date) +
+                                                 static_cast<uint64_t>(unzigzag(varint())));
+            return Value::date(previous_date);
+        case kObjectId: {
+            ObjectId id;
+            std::memcpy(id.bytes.data(), bytes(ObjectId::kSize).data(), ObjectId::kSize);
+            return Value::objectid(id);
+        }
+        case kObject: {
+            Value object = Value::object();
+            uint64_t n = count();
+            int64_t nested_date = 0;
+            for (uint64_t i = 0; i < n; i++) {
+                std::string key(text());
+                object.add(std::move(key), value(nested_date, depth + 1));
+            }
+            return object;
+        }
+        case kArray: {
+            Value array = Value::array();
+            uint64_t n = count();
+            int64_t nested_date = 0;
+            for (uint64_t i = 0; i < n; i++)
+                array.as_array().push_back(value(nested_date, depth + 1));
+            return array;
+        }
+        default:
+            corrupt("unknown value tag " + std::to_string(tag));
+    }
+}
+
+void Reader::skip(size_t depth) {
+    if (depth > kMaxDepth)
+        corrupt("nesting too deep");
+    uint8_t tag = byte();
+    switch (tag) {
+        case kNull:
+        case kFalse:
+        case kTrue:
+            return;
+        case kInteger:
+        case kDate:
+            varint();
+            return;
+        case kDouble:
+            bytes(8);
+            return;
+        case kDecimal:
+        case kString:
+            bytes(varint());
+            return;
+        case kObjectId:
+            bytes(ObjectId::kSize);
+            return;
+        case kObject:
+            for (uint64_t i = 0, n = count(); i < n; i++) {
+                bytes(varint());
+                skip(depth + 1);
+            }
+            return;
+        case kArray:
+            for (uint64_t i = 0, n = count(); i < n; i++)
+                skip(depth + 1);
+            return;
+        default:
+            corrupt("unknown value tag " + std::to_string(tag));
+    }
+}
+
+Body open_body(std::string_view bytes) {
+    static_assert(sizeof(double) == 8);
+    if (bytes.size() < sizeof kMagic + 1 + 4 || std::memcmp(bytes.data(), kMagic, 4) != 0)
+        corrupt("not tscoll bucket data");
+    std::string_view body = bytes.substr(0, bytes.size() - 4);
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; i++)
+        stored |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[body.size() + i])) << (8 * i);
+    if (crc32c(body) != stored)
+        corrupt("checksum mismatch");
+    Reader r(body.substr(sizeof kMagic));
+    uint8_t format = r.byte();
+    uint8_t version = static_cast<uint8_t>(format & ~kFullFlag);
+    bool full = (format & kFullFlag) != 0;
+    if (version != 1 && version != 2)
+        corrupt("unknown format version " + std::to_string(version));
+    uint64_t count = r.varint();
+    if (count > UINT32_MAX)
+        corrupt("count out of range");
+    // Every measurement's time takes at least a bit, which bounds what a
+    // read allocates by the size of the data.
+    if (count > 8 * bytes.size())
+        corrupt("more measurements than bits of data");
+    uint64_t size = r.varint();
+    uint64_t columns = r.count();
+    return Body{r, version, full, static_cast<uint32_t>(count), size, columns};
+}
+
+ColumnHead next_column(Body &b) {
+    Reader &r = b.reader;
+    ColumnHead head{r.text(), 0, {}};
+    if (b.version == 1) {
+        head.n = r.count();
+        return head;
+    }
+    head.n = r.varint();
+    head.block = r.bytes(r.varint());
+    if (head.n > b.count)
+        corrupt("too many values in field \"" + std::string(head.name) + "\"");
+    return head;
+}
+
+int64_t next_position(Reader &r, int64_t position, uint32_t count, std::string_view name) {
+    uint64_t gap = r.varint();
+    if (gap >= count || position + 1 + static_cast<int64_t>(gap) >= static_cast<int64_t>(count))
+        corrupt("position out of range in field \"" + std::string(name) + "\"");
+    return position + 1 + static_cast<int64_t>(gap);
+}
+
+std::vector<uint32_t> read_positions(Reader &r, uint64_t n, uint32_t count, std::string_view name) {
+    std::vector<uint32_t> positions(n);
+    if (n == count) {
+        for (uint32_t i = 0; i < n; i++)
+            positions[i] = i;
+        return positions;
+    }
+    int64_t position = -1;
+    for (uint64_t i = 0; i < n; i++) {
+        position = next_position(r, position, count, name);
+        positions[i] = static_cast<uint32_t>(position);
+    }
+    return positions;
+}
+
+void check_end(const Reader &block, std::string_view name) {
+    if (!block.at_end())
+        corrupt("trailing bytes in field \"" + std::string(name) + "\"");
+}
+
+void check_densest(size_t densest, uint32_t count) {
+    // Every measurement has the time field, so some column is dense; this
+    // also bounds what measurements() allocates by the size of the data.
+    if (densest != count)
+        corrupt("no field is present in all " + std::to_string(count) + " measurements");
+}
+
+void read_values(Reader &r, const std::vector<uint32_t> &positions,
+                 const std::vector<bool> &in_window, BucketColumn &c) {
+    size_t n = positions.size();
+    auto keep = [&](size_t i) { return in_window.empty() || in_window[positions[i]]; };
+    auto add_kept = [&](const auto &values, auto make) {
+        for (size_t i = 0; i < n; i++)
+            if (keep(i)) {
+                c.positions.push_back(positions[i]);
+                c.values.push_back(make(values[i]));
+            }
+    };
+    c.positions.reserve(n);
+    c.values.reserve(n);
+    Codec kind = static_cast<Codec>(r.byte());
+    switch (kind) {
+        case Codec::Tagged: {
+            int64_t previous_date = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (!keep(i)) {
+                    r.skip_in_column(previous_date);
+                    continue;
+                }
+                c.positions.push_back(positions[i]);
+                c.values.push_back(r.value(previous_date, 0));
+            }
+            return;
+        }
+        case Codec::Dates: {
+            std::vector<int64_t> dates;
+            codec::read_dates(r, n, dates);
+            add_kept(dates, [](int64_t d) { return Value::date(d); });
+            return;
+        }
+        case Codec::Integers: {
+            std::vector<int64_t> integers;
+            codec::read_integers(r, n, integers);
+            add_kept(integers, integer_value);
+            return;
+        }
+        case Codec::Decimals:
+        case Codec::Xor: {
+            std::vector<double> doubles;
+            if (kind == Codec::Decimals)
+                codec::read_decimals(r, n, doubles);
+            else
+                codec::read_xor(r, n, doubles);
+            add_kept(doubles, double_value);
+            return;
+        }
+        case Codec::PackedDecimals: {
+            codec::PackedDecimals packed = codec::read_packed_decimals(r, n);
+            for (size_t i = 0; i < n; i++)
+                if (keep(i)) {
+                    c.positions.push_back(positions[i]);
+                    c.values.push_back(double_value(packed.at(i)));
+                }
+            return;
+        }
+        case Codec::ObjectIds: {
+            std::vector<ObjectId> ids;
+            codec::read_objectids(r, n, ids);
+            add_kept(ids, [](const ObjectId &id) { return Value::objectid(id); });
+            return;
+        }
+    }
+    corrupt("unknown column codec");
+}
+
+}  // namespace bucket_bytes
+}  // namespace tscoll

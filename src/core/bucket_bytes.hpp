@@ -1,0 +1,124 @@
+// The bytes of bucket data (doc/BUCKET_FORMAT.md) as the writer and the
+// readers of src/core share them: value tags, column codecs, the tagged
+// value writer and reader, and the checks of a bucket's header and columns.
+// Internal to src/core; bucket_data.hpp is the interface.
+#pragma once
+
+#include <bson/bson.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/bucket_data.hpp"
+#include "core/byte_io.hpp"
+#include "core/value.hpp"
+
+namespace tscoll::bucket_bytes {
+
+inline constexpr char kMagic[4] = {'T', 'S', 'C', 'B'};
+// Set in the format byte of a bucket closed by size.
+inline constexpr uint8_t kFullFlag = 0x80;
+inline constexpr size_t kMaxDepth = 200;  // well above the 100 levels a measurement may have
+
+enum Tag : uint8_t {
+    kNull = 0,
+    kFalse = 1,
+    kTrue = 2,
+    kInteger = 3,   // zigzag varint
+    kDouble = 4,    // 8 bytes, little-endian IEEE 754
+    kDecimal = 5,   // varint length + decimal text
+    kString = 6,    // varint length + UTF-8 bytes
+    kDate = 7,      // zigzag varint: microseconds minus the column's previous date
+    kObjectId = 8,  // 12 bytes
+    kObject = 9,    // varint count, then (varint length + key, value) each
+    kArray = 10,    // varint count, then values
+};
+
+// How a version 2 column stores its values (doc/BUCKET_FORMAT.md).
+enum class Codec : uint8_t {
+    Tagged = 0,  // values as version 1 writes them
+    Dates = 1,
+    Integers = 2,
+    Decimals = 3,
+    Xor = 4,
+    ObjectIds = 5,
+    PackedDecimals = 6,
+};
+
+class Writer : public ByteWriter {
+  public:
+    void value(const Value &v, int64_t &previous_date);
+
+  private:
+    void number(const Number &n);
+};
+
+class Reader : public ByteReader {
+  public:
+    using ByteReader::ByteReader;
+    // Strings, keys and field names: UTF-8 without NUL, as jsonb holds them.
+    std::string_view text() {
+        std::string_view s = bytes(varint());
+        if (!bson_utf8_validate(s.data(), s.size(), false))
+            corrupt("text that is not UTF-8");
+        return s;
+    }
+    Value value(int64_t &previous_date, size_t depth);
+    // Moves past a value without building it; CRC32C has vouched for it.
+    void skip(size_t depth);
+    // Moves past a value of a column; dates still advance the column's
+    // delta chain.
+    void skip_in_column(int64_t &previous_date) {
+        if (pos_ < in_.size() && static_cast<uint8_t>(in_[pos_]) == kDate)
+            value(previous_date, 0);
+        else
+            skip(0);
+    }
+};
+
+// A number's value as read back: integers print as integers.
+Value integer_value(int64_t i);
+// A number read as a double: jsonb prints -0 as 0, so float8 reads it as 0.
+Value double_value(double d);
+
+// The bucket's body after its checksum and header are checked, positioned
+// at the first column.
+struct Body {
+    Reader reader;
+    uint8_t version;
+    bool full;
+    uint32_t count;
+    uint64_t size;
+    uint64_t columns;
+};
+
+Body open_body(std::string_view bytes);
+
+// A column's name and number of values. In version 1 its positions and
+// values follow in the body; in version 2 they are in `block`.
+struct ColumnHead {
+    std::string_view name;
+    uint64_t n;
+    std::string_view block;
+};
+
+ColumnHead next_column(Body &b);
+
+// The next position of a column, after `position` (-1 before the first).
+int64_t next_position(Reader &r, int64_t position, uint32_t count, std::string_view name);
+
+std::vector<uint32_t> read_positions(Reader &r, uint64_t n, uint32_t count, std::string_view name);
+
+void check_end(const Reader &block, std::string_view name);
+
+// Every measurement has the time field, so some column is dense.
+void check_densest(size_t densest, uint32_t count);
+
+// Appends a version 2 column's values to c, leaving out the measurements
+// outside the window (all are in when in_window is empty).
+void read_values(Reader &r, const std::vector<uint32_t> &positions,
+                 const std::vector<bool> &in_window, BucketColumn &c);
+
+}  // namespace tscoll::bucket_bytes
