@@ -164,7 +164,7 @@ CREATE POLICY change ON tscoll.collections FOR UPDATE
 CREATE POLICY unregister ON tscoll.collections FOR DELETE
     USING (coalesce(tscoll._owns(view), true));
 
--- The indexes of each collection as the user gave them (SPEC §8), the
+-- The indexes of each collection as the user gave them (doc/REFERENCE.md §2.4), the
 -- default index included. The bucket-table index is kept by name (in the
 -- bucket table's schema): pg_dump restores this table before indexes exist.
 -- No foreign key to tscoll.collections: pg_restore -j loads the data of the
@@ -203,7 +203,8 @@ CREATE TRIGGER forget_indexes AFTER DELETE ON tscoll.collections
 ------------------------------------------------------------------------------
 
 -- MongoDB create-command options in; the validated options out, flat, with
--- the bucketing defaults filled in. Raises SPEC §2.1's errors.
+-- the bucketing defaults filled in. Raises the errors of
+-- tscoll.create_collection (doc/REFERENCE.md).
 CREATE FUNCTION tscoll._validate_options(options jsonb) RETURNS jsonb
     AS 'MODULE_PATHNAME', 'tscoll_validate_options' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -273,7 +274,7 @@ CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data byte
 -- (float8[]), c count, n count(*) (bigint). A bound whose strictness is NULL
 -- is absent. The planner calls it when a query aggregates measurement
 -- fields by time and meta only, and combines the partial results with the
--- aggregates below (SPEC §5, doc/ARCHITECTURE.md "Aggregation in buckets").
+-- aggregates below (doc/ARCHITECTURE.md "Aggregation in buckets").
 -- STABLE: date_trunc of timestamptz depends on TimeZone.
 CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, unit text,
@@ -314,8 +315,8 @@ CREATE FUNCTION tscoll._bucket_ends(_id tscoll.objectid, data bytea, time_field 
     AS 'MODULE_PATHNAME', 'tscoll_bucket_ends' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
 
 -- t moved by `seconds`, saturating at -infinity and infinity: the planner's
--- span-widened time bounds (SPEC §5), which must not fail near the ends of
--- timestamptz's range.
+-- span-widened time bounds (doc/ARCHITECTURE.md, Bucket conditions), which
+-- must not fail near the ends of timestamptz's range.
 CREATE FUNCTION tscoll._time_shift(t timestamptz, seconds bigint) RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'tscoll_time_shift' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -324,7 +325,7 @@ CREATE FUNCTION tscoll._time_shift(t timestamptz, seconds bigint) RETURNS timest
 -- as btree strategy `strategy` says (1 <, 2 <=, 3 =, 4 >=, 5 >). False only
 -- when control.min and control.max of the field are both numbers, so every
 -- value of the field in the bucket is a number between them. The planner
--- adds it to queries to skip buckets (SPEC §5, pruning).
+-- adds it to queries to skip buckets (bucket pruning).
 CREATE FUNCTION tscoll._control_may_match(control jsonb, field text, strategy integer,
                                           bound float8) RETURNS boolean
     AS 'MODULE_PATHNAME', 'tscoll_control_may_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -343,7 +344,7 @@ CREATE FUNCTION tscoll._unpack_times(_id tscoll.objectid, data bytea, time_field
 CREATE FUNCTION tscoll._data_json(_id tscoll.objectid, data bytea, time_field text)
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'tscoll_data_json' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
--- The sum of a bucket's measurement sizes (SPEC §4.1 rule 4).
+-- The sum of a bucket's measurement sizes (the bucket size limit).
 CREATE FUNCTION tscoll._data_size(data bytea) RETURNS bigint
     AS 'MODULE_PATHNAME', 'tscoll_data_size' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -738,7 +739,7 @@ COMMENT ON FUNCTION tscoll.insert_many(regclass, jsonb, boolean) IS
     'MongoDB''s insertMany: inserts a JSON array of measurements, answers {nInserted, writeErrors}';
 
 ------------------------------------------------------------------------------
--- Statistics (SPEC §11).
+-- Statistics (doc/REFERENCE.md §2.3).
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION tscoll._bucket_counters(collection regclass) RETURNS jsonb
@@ -783,7 +784,7 @@ COMMENT ON FUNCTION tscoll.catalog_stats() IS
 
 -- DROP VIEW <collection> (or DROP SCHEMA ... CASCADE) drops the rest.
 ------------------------------------------------------------------------------
--- Indexes (SPEC §8).
+-- Indexes (doc/REFERENCE.md §2.4).
 ------------------------------------------------------------------------------
 
 -- keys and options in; {"name", "columns", "predicate", "hidden", "options"}
@@ -977,7 +978,7 @@ END
 $$;
 
 ------------------------------------------------------------------------------
--- Changing options (SPEC §10).
+-- Changing options (doc/REFERENCE.md §2.5).
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION tscoll._apply_coll_mod(options jsonb, changes jsonb) RETURNS jsonb
@@ -1062,7 +1063,7 @@ COMMENT ON FUNCTION tscoll.coll_mod(regclass, jsonb) IS
     'MongoDB''s collMod: granularity and span only grow, expireAfterSeconds; returns the new options';
 
 ------------------------------------------------------------------------------
--- Expiry (SPEC §9). A bucket is deleted whole once
+-- Expiry (doc/REFERENCE.md §2.6). A bucket is deleted whole once
 -- control.min.<time> <= now - expireAfterSeconds - bucketMaxSpanSeconds: by
 -- then every measurement in it has expired. The collection's current span is
 -- used, which after a span increase only keeps buckets longer.
