@@ -68,3 +68,17 @@ SELECT date_trunc('minute', t), m->>'h', max((doc->>'v')::float8) FROM pk GROUP 
 DROP FUNCTION pk_filtered, pk_groups;
 DROP TABLE pk_plain;
 SELECT tscoll.drop_collection('pk');
+
+-- Numbers in whole documents read back as jsonb reads their text: plain
+-- decimals are built from their digits and scale, the others (more than 18
+-- digits, exponents) through numeric_in.
+SELECT tscoll.create_collection('nums', 't') IS NOT NULL AS created;
+CREATE TABLE nums_plain AS
+SELECT '2024-01-01'::timestamptz + i * interval '1 second' AS t, v::jsonb AS v
+  FROM unnest(ARRAY['0', '-0', '0.5', '-0.001', '7', '-12.25', '99.99', '0.000001',
+                    '123456789012345678', '-123456789012345678', '1234567890123456789',
+                    '12345678901234567.8', '1.5e3', '-2E-7', '3.14159265358979']) WITH ORDINALITY AS x(v, i);
+INSERT INTO nums (t, doc) SELECT t, jsonb_build_object('v', v) FROM nums_plain;
+SELECT p.v AS sent, s.doc->'v' AS read, scale((s.doc->>'v')::numeric) AS scale,
+       (s.doc->'v')::text = p.v::text AS same_text
+  FROM (SELECT * FROM nums) s JOIN nums_plain p USING (t) ORDER BY t;

@@ -168,6 +168,17 @@ std::optional<UnixMicros> parse_iso_date(std::string_view s) {
     return seconds * kMicrosPerSecond + micros;
 }
 
+namespace {
+
+// `value` (0 <= value < 10^width) as `width` decimal digits.
+char *put_digits(char *out, int64_t value, int width) {
+    for (int i = width - 1; i >= 0; i--, value /= 10)
+        out[i] = static_cast<char>('0' + value % 10);
+    return out + width;
+}
+
+}  // namespace
+
 std::string format_canonical_date(UnixMicros t) {
     constexpr int64_t kMicrosPerDay = kSecondsPerDay * kMicrosPerSecond;
     int64_t days = floor_div(t, kMicrosPerDay);
@@ -178,21 +189,29 @@ std::string format_canonical_date(UnixMicros t) {
     Civil c = civil_from_days(days);
     int64_t seconds = micros_of_day / kMicrosPerSecond;
     int64_t micros = micros_of_day % kMicrosPerSecond;
-    char year[16];
-    if (c.year >= 0 && c.year <= 9999)
-        std::snprintf(year, sizeof year, "%04lld", static_cast<long long>(c.year));
-    else
-        std::snprintf(year, sizeof year, "%+07lld", static_cast<long long>(c.year));
-    char fraction[8];
-    if (micros % 1000 == 0)
-        std::snprintf(fraction, sizeof fraction, "%03lld", static_cast<long long>(micros / 1000));
-    else
-        std::snprintf(fraction, sizeof fraction, "%06lld", static_cast<long long>(micros));
+    // Every read of a measurement formats its time: by hand, not snprintf.
     char out[64];
-    std::snprintf(out, sizeof out, "%s-%02u-%02uT%02lld:%02lld:%02lld.%sZ", year, c.month, c.day,
-                  static_cast<long long>(seconds / 3600), static_cast<long long>(seconds / 60 % 60),
-                  static_cast<long long>(seconds % 60), fraction);
-    return out;
+    char *p = out;
+    if (c.year >= 0 && c.year <= 9999) {
+        p = put_digits(p, c.year, 4);
+    } else {
+        *p++ = c.year < 0 ? '-' : '+';
+        p = put_digits(p, c.year < 0 ? -static_cast<int64_t>(c.year) : c.year, 6);
+    }
+    *p++ = '-';
+    p = put_digits(p, c.month, 2);
+    *p++ = '-';
+    p = put_digits(p, c.day, 2);
+    *p++ = 'T';
+    p = put_digits(p, seconds / 3600, 2);
+    *p++ = ':';
+    p = put_digits(p, seconds / 60 % 60, 2);
+    *p++ = ':';
+    p = put_digits(p, seconds % 60, 2);
+    *p++ = '.';
+    p = micros % 1000 == 0 ? put_digits(p, micros / 1000, 3) : put_digits(p, micros, 6);
+    *p++ = 'Z';
+    return std::string(out, p);
 }
 
 std::optional<UnixMicros> parse_canonical_date(std::string_view s) {

@@ -21,6 +21,7 @@ extern "C" {
 #include "core/error.hpp"
 #include "core/measurement.hpp"
 #include "pg/write/bucket_store.hpp"
+#include "pg/read/documents.hpp"
 #include "pg/read/field_text.hpp"
 #include "pg/guard.hpp"
 #include "pg/types/jsonb_value.hpp"
@@ -443,21 +444,26 @@ void tscoll::pg::unpack_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         window->rows = &rows;
     }
     BucketData bucket = decode_bucket(*id, data, nullptr, window);
-    std::vector<Value> measurements = bucket.measurements();
-    for (uint32_t row = 0; row < measurements.size(); row++) {
-        Value &m = measurements[row];
-        const Value *time = m.find(time_field);
-        if (time == nullptr || !time->is(Value::Kind::Date))
+    const tscoll::BucketColumn *times = nullptr;
+    for (const tscoll::BucketColumn &c : bucket.columns())
+        if (c.name == time_field)
+            times = &c;
+    if (times == nullptr || times->positions.size() != bucket.count())
+        throw Error(tscoll::ErrorCode::Corrupt, "bucket data is corrupt: a measurement has no time",
+                    "Bucket _id " + id->to_hex() + ".");
+    tscoll::pg::DocumentBuilder documents(bucket, time_field, meta_field, meta);
+    for (uint32_t row = 0; row < bucket.count(); row++) {
+        const Value &time = times->values[row];
+        if (!time.is(Value::Kind::Date))
             throw Error(tscoll::ErrorCode::Corrupt,
                         "bucket data is corrupt: a measurement has no time",
                         "Bucket _id " + id->to_hex() + ".");
-        if (!range->contains(tscoll::pg::to_timestamptz(time->as_date())) ||
+        if (!range->contains(tscoll::pg::to_timestamptz(time.as_date())) ||
             (!rows.empty() && !rows[row]))
             continue;
-        Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(time->as_date())), 0};
+        Datum values[2] = {TimestampTzGetDatum(tscoll::pg::to_timestamptz(time.as_date())),
+                           PointerGetDatum(documents.build(row))};
         bool nulls[2] = {false, false};
-        values[1] = PointerGetDatum(tscoll::pg::value_to_jsonb(
-            tscoll::view_document(std::move(m), time_field, meta_field, meta)));
         sink.put(values, nulls);
     }
 }

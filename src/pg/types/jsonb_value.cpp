@@ -65,6 +65,39 @@ JsonbValue string_value(const std::string &s) {
     return v;
 }
 
+// What numeric_in makes of `text`. Plain decimals of up to 18 digits, as
+// measurements mostly hold, are built from their digits and scale, which
+// gives numeric_in's value and display scale without its parse.
+Numeric numeric_of(const std::string &text) {
+    int64 digits = 0;
+    int count = 0;
+    int scale = -1;  // digits after the point; -1 before one
+    bool plain = !text.empty();
+    for (size_t i = text[0] == '-' ? 1 : 0; plain && i < text.size(); i++) {
+        char c = text[i];
+        if (c == '.' && scale < 0) {
+            scale = 0;
+        } else if (c >= '0' && c <= '9' && ++count <= 18) {
+            digits = digits * 10 + (c - '0');
+            scale += scale >= 0;
+        } else {
+            plain = false;
+        }
+    }
+    if (plain && count > 0 && scale != 0) {
+        int64 signed_digits = text[0] == '-' ? -digits : digits;
+        return pg_call([&] {
+            return scale < 0 ? int64_to_numeric(signed_digits)
+                             : int64_div_fast_to_numeric(signed_digits, scale);
+        });
+    }
+    return pg_call([&] {
+        return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(text.c_str()),
+                                                   ObjectIdGetDatum(InvalidOid),
+                                                   Int32GetDatum(-1)));
+    });
+}
+
 JsonbValue scalar_to_jsonb(const Value &value) {
     JsonbValue v;
     switch (value.kind()) {
@@ -79,11 +112,7 @@ JsonbValue scalar_to_jsonb(const Value &value) {
             return string_value(value.as_string());
         case Value::Kind::Number:
             v.type = jbvNumeric;
-            v.val.numeric = pg_call([&] {
-                return DatumGetNumeric(
-                    DirectFunctionCall3(numeric_in, CStringGetDatum(value.as_number().text.c_str()),
-                                        ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
-            });
+            v.val.numeric = numeric_of(value.as_number().text);
             break;
         default:
             throw Error(ErrorCode::Internal, "not a scalar");
@@ -136,6 +165,22 @@ JsonbValue *push_value(JsonbParseState **state, const Value &value,
 }
 
 }  // namespace
+
+JsonbValue jsonb_value_of(const Value &value) {
+    switch (value.kind()) {
+        case Value::Kind::Null:
+        case Value::Kind::Bool:
+        case Value::Kind::String:
+        case Value::Kind::Number:
+            return scalar_to_jsonb(value);
+        case Value::Kind::ObjectId:
+            return palloc_string_value(value.as_objectid().to_hex());
+        default: {  // containers, and dates as {"$date": ...}
+            JsonbParseState *state = nullptr;
+            return *push_value(&state, value, WJB_ELEM);
+        }
+    }
+}
 
 Value jsonb_to_value(Jsonb *jsonb) {
     JsonbIterator *it = pg_call([&] { return JsonbIteratorInit(&jsonb->root); });

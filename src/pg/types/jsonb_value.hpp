@@ -14,5 +14,9 @@ namespace tscoll::pg {
 Value jsonb_to_value(Jsonb *jsonb);
 // Dates become {"$date": "<canonical text>"}, ObjectIds 24 hex digits.
 Jsonb *value_to_jsonb(const Value &value);
+// The same as a JsonbValue for JsonbValueToJsonb, containers built with
+// their keys in jsonb's order; strings point into `value`, which must
+// outlive it.
+JsonbValue jsonb_value_of(const Value &value);
 
 }  // namespace tscoll::pg
