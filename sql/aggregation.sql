@@ -85,6 +85,60 @@ SELECT tz, unit, compare(format($q$SELECT date_trunc(%L, t), m, max((doc->>'v'):
        LATERAL set_config('TimeZone', tz, false) s;
 SET TimeZone = 'UTC';
 
+-- Fixed-width bins: date_bin (any stride and origin, also origins after
+-- the measurements and strides that do not divide a day), TimescaleDB's
+-- time_bucket, and groupings that read time only through
+-- floor(extract(epoch from t) / n) (Grafana's $__timeGroup), which the
+-- query applies to each bin's start.
+SELECT g, compare(format($q$SELECT %s AS g, m->>'s' AS s, max((doc->>'v')::float8),
+                                   round(avg((doc->>'v')::float8)::numeric, 6) AS avg, count(*)
+                              FROM %%1$s WHERE t >= '2024-03-09 03:00' GROUP BY 1, 2$q$, g))
+  FROM unnest(ARRAY[
+    $g$date_bin('15 minutes', t, '2000-01-01')$g$,
+    $g$date_bin('7 minutes', t, '2024-03-09 00:03:30')$g$,
+    $g$date_bin('90 seconds', t, '2030-01-01')$g$,
+    $g$date_bin('1 day 2 hours', t, '2024-03-08 22:00:00-05')$g$,
+    $g$date_bin('1 microsecond', t, '2024-03-09')$g$,
+    $g$tscoll.time_bucket('5 minutes', t)$g$,
+    $g$tscoll.time_bucket('1 hour', t, '2024-03-09 00:20')$g$,
+    $g$floor(extract(epoch from t) / 60) * 60$g$,
+    $g$to_timestamp(floor(extract(epoch from t) / 300) * 300)$g$,
+    $g$floor(extract(epoch from t) / 3600)$g$,
+    $g$floor(extract(epoch from t) / 7.5)$g$,
+    $g$floor(date_part('epoch', t) / 60)$g$,
+    $g$floor(extract(epoch from t) / 60) + extract(second from t)$g$]) g;
+SELECT compare($q$SELECT date_bin('10 minutes', t, '2024-01-01') AS g, max((doc->>'v')::float8)
+                    FROM %1$s WHERE m->>'s' = '1' AND t < '2024-03-10' GROUP BY 1 HAVING count(*) > 2$q$);
+EXPLAIN (COSTS OFF)
+SELECT floor(extract(epoch from t) / 60) * 60 AS "time", max((doc->>'v')::float8)
+  FROM g WHERE t >= '2024-03-09 03:00' GROUP BY 1 ORDER BY 1;
+-- Times a microsecond either side of bin edges, and before the epoch.
+SELECT tscoll.create_collection('edges', 't') IS NOT NULL AS created;
+INSERT INTO edges (t, doc)
+SELECT t, jsonb_build_object('v', i) FROM (
+  SELECT '1969-12-31 23:00'::timestamptz + k * interval '1 minute' + d * interval '1 microsecond' AS t,
+         row_number() OVER () AS i
+    FROM generate_series(0, 180) k, unnest(ARRAY[-1, 0, 1]) d) x;
+CREATE TABLE edges_plain AS SELECT t, doc FROM edges;
+CREATE FUNCTION edges_differ(g text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    q text := 'SELECT %s AS g, sum((doc->>''v'')::float8) AS s, count(*) AS n FROM %s GROUP BY 1';
+    differ bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((%1$s EXCEPT ALL %2$s) UNION ALL (%2$s EXCEPT ALL %1$s)) d',
+                   format(q, g, 'edges'), format(q, g, 'edges_plain')) INTO differ;
+    RETURN differ;
+END
+$$;
+SELECT g, edges_differ(g) AS differ
+  FROM unnest(ARRAY[$g$floor(extract(epoch from t) / 60) * 60$g$,
+                    $g$floor(extract(epoch from t) / 3600)$g$,
+                    $g$date_bin('1 minute', t, '1970-01-01 00:00:00.000001+00')$g$]) g;
+
+-- A stride date_bin refuses: its own error.
+SELECT date_bin('1 month', t, '2024-01-01'), count(*) FROM g GROUP BY 1;
+SELECT date_bin('0 seconds', t, '2024-01-01'), count(*) FROM g GROUP BY 1;
+
 -- A prepared statement, through its generic plan.
 PREPARE by_hour(timestamptz, timestamptz) AS
 SELECT date_trunc('hour', t) AS h, max((doc->>'v')::float8) AS v, count(*) AS n FROM g

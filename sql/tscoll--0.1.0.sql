@@ -283,6 +283,29 @@ CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data byte
                                       upper_strict boolean)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+-- The same grouped by date_bin(stride, time, origin) (unit NULL): for
+-- date_bin, TimescaleDB's time_bucket, and groupings that bin time alike
+-- (floor(extract(epoch from time) / n)), whose expression the query then
+-- applies to each group's start.
+CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, unit text,
+                                      aggregates text[], lower timestamptz,
+                                      lower_strict boolean, upper timestamptz,
+                                      upper_strict boolean, stride interval,
+                                      origin timestamptz)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+
+-- TimescaleDB's time_bucket for strides without months or years:
+-- date_bin from `origin`, by default Monday 2000-01-03 00:00 UTC as in
+-- TimescaleDB, so that its queries run unchanged (with tscoll on the
+-- search_path). Aggregation in buckets reads it as date_bin.
+CREATE FUNCTION tscoll.time_bucket(bucket_width interval, ts timestamptz) RETURNS timestamptz
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN pg_catalog.date_bin(bucket_width, ts, '2000-01-03 00:00:00+00'::timestamptz);
+CREATE FUNCTION tscoll.time_bucket(bucket_width interval, ts timestamptz, origin timestamptz)
+    RETURNS timestamptz LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN pg_catalog.date_bin(bucket_width, ts, origin);
 
 -- avg(float8) over the buckets' partial states: PostgreSQL's own combine
 -- and final functions, so the result is avg's.

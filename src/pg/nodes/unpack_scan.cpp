@@ -308,8 +308,8 @@ List *aggregate_texts(List *specs) {
 // `first`, "<strategy digit><field>", and the next, their float8 bounds.
 List *prefilter_texts(List *args, int first) {
     List *specs = text_array_strings(args, first);
-    Node *arg = list_length(args) > first + 1 ? static_cast<Node *>(list_nth(args, first + 1))
-                                              : nullptr;
+    Node *arg =
+        list_length(args) > first + 1 ? static_cast<Node *>(list_nth(args, first + 1)) : nullptr;
     if (specs == NIL || arg == nullptr || !IsA(arg, Const) || castNode(Const, arg)->constisnull)
         return NIL;
     Datum *bounds = nullptr;
@@ -384,6 +384,16 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
         ExplainPropertyList("Partial Aggregates", aggregate_texts(specs), es);
         if (const char *unit = text_argument(args, kUnit))
             ExplainPropertyText("Time Group", unit, es);
+        else if (list_length(args) > kGroupsOrigin)
+            ExplainPropertyText(
+                "Time Group",
+                psprintf("date_bin(%s, %s, %s)",
+                         deparse_expression(static_cast<Node *>(list_nth(args, kGroupsStride)),
+                                            context, true, false),
+                         text_argument(args, kTimeField) ? text_argument(args, kTimeField) : "time",
+                         deparse_expression(static_cast<Node *>(list_nth(args, kGroupsOrigin)),
+                                            context, true, false)),
+                es);
         if (List *window = window_texts(args, kGroupsWindow, context))
             ExplainPropertyList("Time Window", window, es);
     } else if (strcmp(symbol, "tscoll_bucket_ends") == 0) {

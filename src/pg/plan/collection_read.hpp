@@ -50,6 +50,9 @@ Node *analysed_bucket_condition(const CollectionRead &read, const char *conditio
 // The value of a LIMIT or OFFSET that folds to a constant, else -1.
 int64 constant_count(Node *node);
 
+// Whether `funcid` is tscoll.<name> with `nargs` arguments.
+bool is_tscoll_function(Oid funcid, const char *name, int nargs);
+
 // tscoll.<name>(types), or InvalidOid in a database whose tscoll lacks it.
 Oid tscoll_function(const char *name, int nargs, const Oid *types);
 

@@ -15,10 +15,12 @@ extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/scansup.h"
+#include "utils/numeric.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 }
 
@@ -37,11 +39,25 @@ using tscoll::Float8Aggregate;
 //   count(x), count(*) -> _count_of_partials(partial count)
 // where x is (doc->>'f')::float8. No measurement becomes a row.
 
+// How the query groups time. Exact groupings (date_trunc, date_bin,
+// time_bucket) are each measurement's group start, which _unpack_groups
+// computes and the query then reads as the view's time column. Others that
+// depend on time only through fixed-width bins (Grafana's
+// floor(extract(epoch from time) / n) * n) stay in the query, which applies
+// them to each bin's start: the same value as for any time in the bin.
+struct TimeGrouping {
+    Node *expr = nullptr;    // as the query groups by it
+    Node *unit = nullptr;    // date_trunc's
+    Node *stride = nullptr;  // the bins', with their origin
+    Node *origin = nullptr;
+    bool exact = false;  // expr is the group start
+};
+
 struct BucketAggregation {
     const CollectionRead *read;
     const char *time_field;
-    const char *meta_field;      // nullptr: the collection has none
-    Node *truncation = nullptr;  // date_trunc(unit, time) grouped by
+    const char *meta_field;  // nullptr: the collection has none
+    TimeGrouping grouping;
     Comparison lower = {}, upper = {};
     bool has_lower = false, has_upper = false;
     List *kept = NIL;   // the query's conditions that stay: on meta only
@@ -57,12 +73,125 @@ const char *const_text(Node *node) {
     return TextDatumGetCString(castNode(Const, node)->constvalue);
 }
 
-bool is_truncation(Node *node, const CollectionRead &read) {
-    if (!IsA(node, FuncExpr) || castNode(FuncExpr, node)->funcid != F_DATE_TRUNC_TEXT_TIMESTAMPTZ)
+// An argument of a time grouping that the view can evaluate per bucket:
+// nothing of the query's rows, nothing volatile.
+bool per_query(Node *node) {
+    return !contain_vars_of_level(node, 0) && !contain_volatile_functions(node) &&
+           !checkExprHasSubLink(node);
+}
+
+Node *timestamptz_const(TimestampTz t) {
+    return reinterpret_cast<Node *>(makeConst(TIMESTAMPTZOID, -1, InvalidOid, sizeof(TimestampTz),
+                                              TimestampTzGetDatum(t), false, FLOAT8PASSBYVAL));
+}
+
+Node *seconds_interval(int64 seconds) {
+    auto *interval = static_cast<Interval *>(palloc0(sizeof(Interval)));
+    interval->time = seconds * USECS_PER_SEC;
+    return reinterpret_cast<Node *>(makeConst(INTERVALOID, -1, InvalidOid, sizeof(Interval),
+                                              PointerGetDatum(interval), false, false));
+}
+
+// date_trunc(unit, time), date_bin(stride, time, origin) and
+// tscoll.time_bucket(stride, time [, origin]).
+bool exact_grouping(Node *node, const CollectionRead &read, TimeGrouping *g) {
+    if (!IsA(node, FuncExpr))
         return false;
-    List *args = castNode(FuncExpr, node)->args;
-    return const_text(static_cast<Node *>(linitial(args))) != nullptr &&
-           is_column(static_cast<Node *>(lsecond(args)), read, read.time_column);
+    auto *f = castNode(FuncExpr, node);
+    List *args = f->args;
+    if (f->funcid == F_DATE_TRUNC_TEXT_TIMESTAMPTZ) {
+        if (const_text(static_cast<Node *>(linitial(args))) == nullptr ||
+            !is_column(static_cast<Node *>(lsecond(args)), read, read.time_column))
+            return false;
+        g->unit = static_cast<Node *>(linitial(args));
+    } else if (f->funcid == F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ ||
+               is_tscoll_function(f->funcid, "time_bucket", 2) ||
+               is_tscoll_function(f->funcid, "time_bucket", 3)) {
+        if (!is_column(static_cast<Node *>(lsecond(args)), read, read.time_column) ||
+            !per_query(static_cast<Node *>(linitial(args))) ||
+            (list_length(args) == 3 && !per_query(static_cast<Node *>(lthird(args)))))
+            return false;
+        g->stride = static_cast<Node *>(linitial(args));
+        // time_bucket's default origin is TimescaleDB's: Monday 2000-01-03, UTC.
+        g->origin = list_length(args) == 3 ? static_cast<Node *>(lthird(args))
+                                           : timestamptz_const(2 * USECS_PER_DAY);
+    } else {
+        return false;
+    }
+    g->expr = node;
+    g->exact = true;
+    return true;
+}
+
+struct EpochBins {
+    const CollectionRead *read;
+    int64 seconds = 0;  // floor(extract(epoch from time) / seconds) found
+    int time_reads = 0;
+    int binned_reads = 0;
+};
+
+// floor(extract(epoch from time) / n), n a whole number of seconds.
+int64 epoch_bin_seconds(Node *node, const CollectionRead &read) {
+    if (!IsA(node, FuncExpr) || castNode(FuncExpr, node)->funcid != F_FLOOR_NUMERIC)
+        return 0;
+    Node *quotient = static_cast<Node *>(linitial(castNode(FuncExpr, node)->args));
+    if (!IsA(quotient, OpExpr) || list_length(castNode(OpExpr, quotient)->args) != 2)
+        return 0;
+    auto *div = castNode(OpExpr, quotient);
+    set_opfuncid(div);
+    Node *epoch = static_cast<Node *>(linitial(div->args));
+    if (div->opfuncid != F_NUMERIC_DIV || !IsA(epoch, FuncExpr) ||
+        castNode(FuncExpr, epoch)->funcid != F_EXTRACT_TEXT_TIMESTAMPTZ)
+        return 0;
+    const char *field = const_text(static_cast<Node *>(linitial(castNode(FuncExpr, epoch)->args)));
+    if (field == nullptr || pg_strcasecmp(field, "epoch") != 0 ||
+        !is_column(static_cast<Node *>(lsecond(castNode(FuncExpr, epoch)->args)), read,
+                   read.time_column))
+        return 0;
+    Node *n = eval_const_expressions(nullptr, copy_node(static_cast<Node *>(lsecond(div->args))));
+    if (!IsA(n, Const) || castNode(Const, n)->constisnull ||
+        castNode(Const, n)->consttype != NUMERICOID)
+        return 0;
+    // Whole seconds up to a year: numeric's division then never rounds the
+    // last microsecond of a bin up into the next.
+    Datum whole = DirectFunctionCall1(numeric_floor, castNode(Const, n)->constvalue);
+    if (!DatumGetBool(DirectFunctionCall2(numeric_eq, whole, castNode(Const, n)->constvalue)))
+        return 0;
+    bool error = false;
+    int64 seconds = numeric_int4_opt_error(DatumGetNumeric(whole), &error);
+    return !error && seconds >= 1 && seconds <= 366 * SECS_PER_DAY ? seconds : 0;
+}
+
+bool find_epoch_bins(Node *node, EpochBins *bins) {
+    if (node == nullptr)
+        return false;
+    if (int64 seconds = epoch_bin_seconds(node, *bins->read)) {
+        if (bins->seconds != 0 && bins->seconds != seconds)
+            return true;
+        bins->seconds = seconds;
+        bins->binned_reads++;
+        bins->time_reads++;
+        return false;
+    }
+    if (IsA(node, Var)) {
+        bins->time_reads++;
+        return !is_column(node, *bins->read, bins->read->time_column);
+    }
+    return expression_tree_walker(node, walker(find_epoch_bins), bins);
+}
+
+// A grouping that reads time only through floor(extract(epoch from time) /
+// n): the same for every time of an n-second bin from the epoch.
+bool binned_grouping(Node *node, const CollectionRead &read, TimeGrouping *g) {
+    EpochBins bins = {&read};
+    if (contain_volatile_functions(node) || checkExprHasSubLink(node) ||
+        find_epoch_bins(node, &bins) || bins.seconds == 0 || bins.time_reads != bins.binned_reads)
+        return false;
+    g->expr = node;
+    g->stride = seconds_interval(bins.seconds);
+    g->origin = timestamptz_const(-(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+    g->exact = false;
+    return true;
 }
 
 // Time bounds of timestamptz, at most one on each side, and meta conditions.
@@ -98,10 +227,11 @@ bool groups_by_time_and_meta(BucketAggregation *a) {
             get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), q->targetList));
         if (reads_only_meta(expr, *a->read))
             continue;
-        if (!is_truncation(expr, *a->read) ||
-            (a->truncation != nullptr && !equal(a->truncation, expr)))
+        if (a->grouping.expr != nullptr)
+            return equal(a->grouping.expr, expr);
+        if (!exact_grouping(expr, *a->read, &a->grouping) &&
+            !binned_grouping(expr, *a->read, &a->grouping))
             return false;
-        a->truncation = expr;
     }
     return true;
 }
@@ -152,7 +282,7 @@ AttrNumber partial_column(BucketAggregation *a, const char *spec) {
 bool check_outputs(Node *node, BucketAggregation *a) {
     if (node == nullptr || a->refused)
         return false;
-    if (a->truncation != nullptr && equal(node, a->truncation))
+    if (a->grouping.expr != nullptr && equal(node, a->grouping.expr))
         return false;
     if (IsA(node, Aggref)) {
         const char *spec = partial_of(castNode(Aggref, node), a);
@@ -198,9 +328,11 @@ Aggref *combined(Aggref *agg, BucketAggregation *a) {
 Node *read_partials(Node *node, BucketAggregation *a) {
     if (node == nullptr)
         return nullptr;
-    if (a->truncation != nullptr && equal(node, a->truncation))
+    if (a->grouping.exact && equal(node, a->grouping.expr))
         return reinterpret_cast<Node *>(
             makeVar(a->read->view_rti, a->read->time_column, TIMESTAMPTZOID, -1, InvalidOid, 0));
+    if (a->grouping.expr != nullptr && equal(node, a->grouping.expr))
+        return copy_node(node);  // applied to each group's start
     if (IsA(node, Aggref))
         return reinterpret_cast<Node *>(combined(castNode(Aggref, node), a));
     return expression_tree_mutator(node, mutator(read_partials), a);
@@ -218,17 +350,28 @@ List *bound_arguments(const Comparison &c, bool present) {
     return list_make2(bound, makeBoolConst(strict, false));
 }
 
+// An argument of the grouping, moved into the view.
+Node *into_view(Node *node) {
+    Node *moved = copy_node(node);
+    IncrementVarSublevelsUp(moved, 1, 1);
+    return moved;
+}
+
 void unpack_groups(BucketAggregation *a, Oid fn) {
     const CollectionRead &read = *a->read;
-    Node *unit =
-        a->truncation != nullptr
-            ? copy_node(static_cast<Node *>(linitial(castNode(FuncExpr, a->truncation)->args)))
-            : reinterpret_cast<Node *>(makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID));
+    const TimeGrouping &g = a->grouping;
+    Node *unit = g.unit != nullptr
+                     ? copy_node(g.unit)
+                     : reinterpret_cast<Node *>(makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID));
     List *args = unpack_arguments(read);
     args = lappend(args, unit);
     args = lappend(args, text_array(a->specs));
     args = list_concat(args, bound_arguments(a->lower, a->has_lower));
     args = list_concat(args, bound_arguments(a->upper, a->has_upper));
+    if (g.stride != nullptr) {
+        args = lappend(args, into_view(g.stride));
+        args = lappend(args, into_view(g.origin));
+    }
     List *names = NIL, *types = NIL, *collations = NIL;
     ListCell *lc;
     foreach (lc, a->specs) {
@@ -274,9 +417,10 @@ Node *bounds_for_params(Node *node, LatestGroups *latest) {
 
 // The unit of date_trunc when it is at most an hour (date_trunc then keeps a
 // time's own UTC offset, so a group starts at or before its measurements).
-const char *short_unit(Node *truncation) {
-    const char *unit =
-        const_text(static_cast<Node *>(linitial(castNode(FuncExpr, truncation)->args)));
+const char *short_unit(const TimeGrouping &g) {
+    const char *unit = const_text(g.unit);
+    if (unit == nullptr)
+        return nullptr;
     int value = 0;
     char *lower = downcase_truncate_identifier(unit, strlen(unit), false);
     if (DecodeUnits(0, lower, &value) != UNITS ||
@@ -297,10 +441,10 @@ int64 constant_count(Node *node) {
 // k (LIMIT plus OFFSET) when the query asks for the k latest time groups.
 int64 latest_groups_asked(const BucketAggregation &a) {
     Query *q = a.read->query;
-    if (a.truncation == nullptr || a.kept != NIL || q->havingQual != nullptr ||
+    if (a.grouping.expr == nullptr || a.kept != NIL || q->havingQual != nullptr ||
         q->distinctClause != NIL || list_length(q->groupClause) != 1 || q->sortClause == NIL ||
         q->limitOption != LIMIT_OPTION_COUNT || q->limitCount == nullptr ||
-        short_unit(a.truncation) == nullptr)
+        short_unit(a.grouping) == nullptr)
         return 0;
     auto *sort = linitial_node(SortGroupClause, q->sortClause);
     Oid opfamily, type;
@@ -343,7 +487,7 @@ void read_latest_groups_only(const BucketAggregation &a) {
     appendStringInfoString(&within, lower.data);
     if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
         appendStringInfo(&within, " AND l.max_time %s $2", operator_of(a.upper.strategy));
-    const char *unit = quote_literal_cstr(short_unit(a.truncation));
+    const char *unit = quote_literal_cstr(short_unit(a.grouping));
     char *past_upper = pstrdup("");
     if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
         past_upper = psprintf(
@@ -384,19 +528,22 @@ bool aggregate_in_buckets(const CollectionRead &read) {
     BucketAggregation a = {
         &read, const_text(static_cast<Node *>(list_nth(unpack_args, unpack_call::kTimeField))),
         const_text(static_cast<Node *>(list_nth(unpack_args, unpack_call::kMetaField)))};
-    Oid types[11];
+    Oid types[13];
     for (int i = 0; i < 5; i++)
         types[i] = exprType(static_cast<Node *>(list_nth(unpack_args, i)));
-    Oid rest[] = {TEXTOID, TEXTARRAYOID, TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID};
+    Oid rest[] = {TEXTOID,        TEXTARRAYOID, TIMESTAMPTZOID, BOOLOID,
+                  TIMESTAMPTZOID, BOOLOID,      INTERVALOID,    TIMESTAMPTZOID};
     memcpy(types + 5, rest, sizeof(rest));
-    Oid fn = tscoll_function("_unpack_groups", 11, types);
-    if (!OidIsValid(fn) || a.time_field == nullptr || !split_conditions(&a) ||
-        !groups_by_time_and_meta(&a))
+    if (a.time_field == nullptr || !split_conditions(&a) || !groups_by_time_and_meta(&a))
+        return false;
+    Oid fn = tscoll_function("_unpack_groups", a.grouping.stride != nullptr ? 13 : 11, types);
+    if (!OidIsValid(fn))
         return false;
     check_outputs(reinterpret_cast<Node *>(q->targetList), &a);
     check_outputs(q->havingQual, &a);
     // count(*) alone, by meta: _bucket_slots reads control only.
-    if (a.refused || (!a.reads_fields && a.truncation == nullptr && !a.has_lower && !a.has_upper))
+    if (a.refused ||
+        (!a.reads_fields && a.grouping.expr == nullptr && !a.has_lower && !a.has_upper))
         return false;
     q->targetList = castNode(List, read_partials(reinterpret_cast<Node *>(q->targetList), &a));
     q->havingQual = read_partials(q->havingQual, &a);

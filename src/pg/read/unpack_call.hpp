@@ -34,8 +34,15 @@ enum UnpackFields : int {
 enum FieldKind : char { kText = 't', kJsonb = 'j', kNumber = 'f', kNotNumber = 'o' };
 
 // tscoll._unpack_groups(..., unit, aggregates, lower, lower_strict, upper,
-// upper_strict).
-enum UnpackGroups : int { kUnit = 5, kAggregates = 6, kGroupsWindow = 7 };
+// upper_strict, [stride, origin]).
+enum UnpackGroups : int {
+    kUnit = 5,
+    kAggregates = 6,
+    kGroupsWindow = 7,
+    kGroupsStride = 11,
+    kGroupsOrigin = 12,
+    kGroupsArgsWithBins = 13,
+};
 
 // The unpack scan's custom_private, by position: which unpacking (its
 // index in the scan's table), the function and its input collation, the

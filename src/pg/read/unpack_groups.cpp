@@ -1,16 +1,19 @@
 // tscoll._unpack_groups: a bucket's measurements aggregated per time group,
-// for queries that aggregate measurement fields by date_trunc(unit, time)
-// and meta (plan/read_plan.cpp, "Aggregation in buckets"). The query combines
+// for queries that aggregate measurement fields by a time grouping
+// (date_trunc(unit, time), date_bin(stride, time, origin) and what bins
+// alike) and meta (plan/read_plan.cpp, "Aggregation in buckets"). The query combines
 // these partial aggregates across buckets; no measurement becomes a row.
 extern "C" {
 #include "postgres.h"
 #include "catalog/pg_type_d.h"
+#include "common/int.h"
 #include "funcapi.h"
 #include "parser/scansup.h"
 #include "pgtime.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/fmgrprotos.h"
 #include "utils/timestamp.h"
 }
 
@@ -100,6 +103,39 @@ class Truncation {
     int64 micros_ = 0;                       // the unit, when arithmetic can truncate to it
     std::optional<int64> offset_;            // the UTC offset over the bucket, when constant
     std::optional<TimestampTz> last_start_;  // the group found last, when arithmetic
+};
+
+// date_bin(stride, t, origin): bins of a fixed width from the origin, by
+// arithmetic; PostgreSQL's date_bin itself where that would overflow, or
+// for a stride it refuses (months, not positive), so that its errors stay.
+class Bins {
+  public:
+    Bins(Datum stride, Datum origin)
+        : stride_(stride), origin_(origin), origin_micros_(DatumGetTimestampTz(origin)) {
+        const Interval *i = DatumGetIntervalP(stride);
+        if (i->month != 0 || pg_mul_s64_overflow(i->day, USECS_PER_DAY, &width_) ||
+            pg_add_s64_overflow(width_, i->time, &width_) || width_ <= 0)
+            width_ = 0;
+    }
+
+    TimestampTz operator()(TimestampTz t) {
+        int64 since_origin, offset;
+        TimestampTz start;
+        if (width_ > 0 && !pg_sub_s64_overflow(t, origin_micros_, &since_origin) &&
+            !pg_mul_s64_overflow(floor_div(since_origin, width_), width_, &offset) &&
+            !pg_add_s64_overflow(origin_micros_, offset, &start) && IS_VALID_TIMESTAMP(start))
+            return start;
+        return pg_call([&] {
+            return DatumGetTimestampTz(
+                DirectFunctionCall3(timestamptz_bin, stride_, TimestampTzGetDatum(t), origin_));
+        });
+    }
+
+  private:
+    Datum stride_;
+    Datum origin_;
+    TimestampTz origin_micros_;
+    int64 width_ = 0;  // microseconds; 0: left to date_bin
 };
 
 // One output column: an aggregate of (doc->>'field')::float8, spelled
@@ -199,7 +235,8 @@ void put_groups(tscoll::pg::RowSink &sink, const std::vector<TimeGroup> &groups,
 // text, meta_field text, unit text, aggregates text[], lower timestamptz,
 // lower_strict boolean, upper timestamptz, upper_strict boolean) RETURNS
 // SETOF record: for each date_trunc(unit, time) of the measurements within
-// the bounds (unit NULL: one group, time NULL), a row of the group's start,
+// the bounds (unit NULL: one group, time NULL; with stride and origin after
+// upper_strict, date_bin(stride, time, origin)), a row of the group's start,
 // a NULL doc, and a column per aggregate (Aggregate): float8 for max, min
 // and sum, avg(float8)'s state float8[] for avg, bigint for counts.
 TSCOLL_FUNCTION(tscoll_unpack_groups) {
@@ -222,8 +259,14 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         throw Error(tscoll::ErrorCode::Internal,
                     "_unpack_groups: one column per aggregate expected");
     std::optional<Truncation> truncation;
-    if (!PG_ARGISNULL(5))
-        truncation.emplace(PG_GETARG_DATUM(5));
+    std::optional<Bins> bins;
+    using tscoll::pg::unpack_call::kGroupsOrigin;
+    using tscoll::pg::unpack_call::kGroupsStride;
+    if (!PG_ARGISNULL(tscoll::pg::unpack_call::kUnit))
+        truncation.emplace(PG_GETARG_DATUM(tscoll::pg::unpack_call::kUnit));
+    else if (PG_NARGS() > kGroupsOrigin && !PG_ARGISNULL(kGroupsStride) &&
+             !PG_ARGISNULL(kGroupsOrigin))
+        bins.emplace(PG_GETARG_DATUM(kGroupsStride), PG_GETARG_DATUM(kGroupsOrigin));
 
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     bytea *data = pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
@@ -254,7 +297,7 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     for (uint32_t row = 0; row < count; row++) {
         if (!range->contains(at[row]))
             continue;
-        TimestampTz start = truncation ? (*truncation)(at[row]) : 0;
+        TimestampTz start = truncation ? (*truncation)(at[row]) : bins ? (*bins)(at[row]) : 0;
         if (groups.empty() || groups[current].start != start) {
             auto [found, added] = group_of.emplace(start, groups.size());
             if (added)
@@ -271,5 +314,5 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
                 group.states[i].add(aggregates[i].kind, row_values[aggregates[i].field]);
         }
     }
-    put_groups(sink, groups, aggregates, truncation.has_value());
+    put_groups(sink, groups, aggregates, truncation || bins);
 }
