@@ -116,6 +116,9 @@ CREATE TEMP TABLE merged_all AS
 SELECT row_number() OVER () AS n, x.*
   FROM (SELECT t, (doc->>'i')::int AS i FROM tm
          WHERE t >= (SELECT max(t) FROM tm_plain) - interval '3 hours' ORDER BY t, i) x;
+-- Its columns keep their names, which clients read.
+SELECT t, (doc->>'i')::int AS i FROM tm
+ WHERE t >= (SELECT max(t) FROM tm_plain) + interval '1 day' ORDER BY t, i;
 RESET max_parallel_workers_per_gather;
 RESET min_parallel_table_scan_size;
 RESET parallel_tuple_cost;

@@ -17,6 +17,7 @@ extern "C" {
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
@@ -371,6 +372,10 @@ Plan *serial_time_merge(GatherMerge *gather, Rewrite *rewrite) {
         outer->parallel_aware = true;
         return nullptr;
     }
+    // The names, sort references and origins of the columns are the Gather
+    // Merge's: only the top node of a plan carries them, and clients read
+    // the names.
+    apply_tlist_labeling(merge->targetlist, gather->plan.targetlist);
     merge->initPlan = gather->plan.initPlan;
     return merge;
 }
