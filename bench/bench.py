@@ -31,6 +31,10 @@ PLAIN = ["jsonb", "typed"]
 QUERIES = ["single-groupby-1-1-1", "single-groupby-1-1-12", "single-groupby-5-1-12",
            "double-groupby-1", "double-groupby-all", "high-cpu-1", "high-cpu-all",
            "lastpoint", "groupby-orderby-limit", "cpu-max-all-1"]
+# The same questions in the forms users write (bench/README.md): files
+# queries/<system>-natural/<question>.<form>.sql.
+NATURAL = sorted(f[:-4] for f in os.listdir(os.path.join(os.path.dirname(
+    os.path.abspath(__file__)), "queries", "tscoll-natural")) if f.endswith(".sql"))
 DATABASE = "tscoll_bench"
 METRICS = generate.METRICS
 TAGS = generate.TAGS
@@ -278,10 +282,16 @@ def parameters(hosts, hours):
 
 
 def query_text(system, name, params):
-    """The query file with its psql variables (:'name') replaced."""
-    with open(os.path.join(HERE, "queries", system, name + ".sql")) as f:
+    """The query file with its psql variables (:'name') replaced; a natural
+    form's name is <question>.<form>."""
+    directory = system + "-natural" if "." in name else system
+    with open(os.path.join(HERE, "queries", directory, name + ".sql")) as f:
         text = f.read()
     return re.sub(r":'(\w+)'", lambda m: "'" + params[m.group(1)].replace("'", "''") + "'", text)
+
+
+def question(name):
+    return name.split(".")[0]
 
 
 def normalised(rows):
@@ -294,6 +304,36 @@ def normalised(rows):
             return v.astimezone(datetime.timezone.utc).isoformat()
         return v
     return [tuple(value(v) for v in row) for row in rows]
+
+
+def by_name(rows, names):
+    """Rows as {column: value}, with the members of jsonb columns (tags, doc)
+    as columns of their own, so that SELECT * of a collection, of the jsonb
+    table and of the typed table compare: a member never replaces a column,
+    and nested objects and _id are left out."""
+    result = []
+    for row in rows:
+        flat = {}
+        for name, v in zip(names, row):
+            if not isinstance(v, dict):
+                flat[name] = v
+        for v in row:
+            if isinstance(v, dict):
+                for key, member in v.items():
+                    if key != "_id" and key not in flat and not isinstance(member, dict):
+                        flat[key] = member
+        result.append(flat)
+    return result
+
+
+def comparable(results):
+    """Each system's rows as tuples of the same columns, in name order, and
+    the systems whose rows have other columns."""
+    columns = {s: tuple(sorted(rows[0])) for s, rows in results.items() if rows}
+    common = sorted(set.intersection(*map(set, columns.values()))) if columns else []
+    odd = [s for s, c in columns.items() if list(c) != common]
+    return ({s: normalised([tuple(row[k] for k in common) for row in rows])
+             for s, rows in results.items()}, odd)
 
 
 def run_query(conn, sql, runs):
@@ -310,8 +350,9 @@ def run_query(conn, sql, runs):
         received.append(time.perf_counter() - started)
         rows = cursor.fetchall()
         decoded.append(time.perf_counter() - started)
+    names = [c.name for c in cursor.description]
     return (statistics.median(received) * 1000, statistics.median(decoded) * 1000,
-            normalised(rows))
+            by_name(rows, names))
 
 
 def output_floor(conn, sql, runs):
@@ -405,7 +446,10 @@ def main():
     parser.add_argument("--hosts", type=int, default=100)
     parser.add_argument("--hours", type=int, default=24)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
-    parser.add_argument("--queries", default=",".join(QUERIES))
+    parser.add_argument("--queries", default=",".join(QUERIES),
+                        help="TSBS questions, in the benchmark's forms and in the natural ones")
+    parser.add_argument("--no-natural", action="store_true",
+                        help="the benchmark's query forms only")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per query (median)")
     parser.add_argument("--clients", type=int, default=8, help="single-row ingest clients")
     parser.add_argument("--single-rows", type=int, default=2500,
@@ -417,6 +461,8 @@ def main():
     args = parser.parse_args()
     systems = [s for s in SYSTEMS if s in args.systems.split(",")]
     queries = [q for q in QUERIES if q in args.queries.split(",")]
+    if not args.no_natural:
+        queries += [q for q in NATURAL if question(q) in args.queries.split(",")]
 
     directory = os.path.join(HERE, "data", f"{args.hosts}x{args.hours}")
     print(f"generating data into {directory} (once)", file=sys.stderr)
@@ -482,8 +528,11 @@ def main():
         latency, decoding, results = {}, {}, {}
         for s in systems:
             latency[s], decoding[s], results[s] = run_query(
-                conn, query_text(s, q, params[q]), args.runs)
+                conn, query_text(s, q, params[question(q)]), args.runs)
         rows = {s: len(r) for s, r in results.items()}
+        results, odd = comparable(results)
+        if odd:
+            mismatches.append(f"{q}: {odd} return other columns than the others")
         reference = results[systems[0]]
         for s in systems[1:]:
             if results[s] != reference:
@@ -491,7 +540,7 @@ def main():
         figures.append((f"{q} ms ({rows[systems[0]]} rows)", latency))
         with_decoding.append((f"{q} ms with decoding", decoding))
         plain = next((p for p in ["typed", "jsonb"] if p in systems), systems[0])
-        floors.append((q, output_floor(conn, query_text(plain, q, params[q]), args.runs),
+        floors.append((q, output_floor(conn, query_text(plain, q, params[question(q)]), args.runs),
                        plain, latency[plain]))
     figures += with_decoding
 

@@ -1,0 +1,16 @@
+-- mean of 10 metrics per hour and host, all hosts, 12 hours: Grafana's $__timeGroup(time, 1h)
+SELECT floor(extract(epoch from time)/3600)*3600 AS "time", hostname AS hostname,
+       avg(usage_user) AS avg_usage_user,
+       avg(usage_system) AS avg_usage_system,
+       avg(usage_idle) AS avg_usage_idle,
+       avg(usage_nice) AS avg_usage_nice,
+       avg(usage_iowait) AS avg_usage_iowait,
+       avg(usage_irq) AS avg_usage_irq,
+       avg(usage_softirq) AS avg_usage_softirq,
+       avg(usage_steal) AS avg_usage_steal,
+       avg(usage_guest) AS avg_usage_guest,
+       avg(usage_guest_nice) AS avg_usage_guest_nice
+  FROM cpu_typed
+ WHERE time >= :'start' AND time < :'end'
+ GROUP BY 1, 2
+ ORDER BY 1, 2;
