@@ -238,6 +238,21 @@ $$;
 SELECT buckets_read($q$SELECT date_trunc('minute', t), max((doc->>'v')::float8) FROM g
                        WHERE t < '2024-03-10 06:30' GROUP BY 1 ORDER BY 1 DESC LIMIT 5$q$);
 
+-- The same for bins: date_bin, time_bucket, and Grafana's epoch groupings
+-- that order their groups as the bins (not mod(floor(...), 60), which does not).
+SELECT g, c, compare(format($q$SELECT %s AS g, max((doc->>'v')::float8), count(*)
+                                FROM %%1$s WHERE %s GROUP BY 1 ORDER BY 1 DESC LIMIT 5$q$, g, c))
+  FROM unnest(ARRAY[$g$date_bin('7 minutes', t, '2024-03-09 00:03:30')$g$,
+                    $g$tscoll.time_bucket('1 hour', t)$g$,
+                    $g$floor(extract(epoch from t) / 60) * 60$g$,
+                    $g$to_timestamp(floor(extract(epoch from t) / 300) * 300)$g$,
+                    $g$mod(floor(extract(epoch from t) / 60)::bigint, 60)$g$]) g,
+       unnest(ARRAY['t < ''2024-03-10 06:30''', 't <= ''2024-04-06 12:00''', 'true']) c;
+SELECT buckets_read($q$SELECT date_bin('1 minute', t, '2000-01-01'), max((doc->>'v')::float8) FROM g
+                       WHERE t < '2024-03-10 06:30' GROUP BY 1 ORDER BY 1 DESC LIMIT 5$q$);
+SELECT buckets_read($q$SELECT floor(extract(epoch from t) / 60) * 60, max((doc->>'v')::float8) FROM g
+                       WHERE t < '2024-03-10 06:30' GROUP BY 1 ORDER BY 1 DESC LIMIT 5$q$);
+
 -- An object's text does not cast either; the error shows it as the view does.
 INSERT INTO e (t, doc) VALUES ('2024-01-01 00:04', '{"o": {"a": 1.50, "b": [2e0]}}');
 SELECT max((doc->>'o')::float8) FROM e WHERE t > '2024-01-01 00:03';

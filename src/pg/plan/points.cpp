@@ -124,9 +124,9 @@ bool read_as(Node *node, Oid *as_user) {
 // `condition` on the bucket table aliased b, analysed, for the view's WHERE;
 // each %s in it is the bucket table (no other % is special). Tables it reads
 // are read as the view reads the bucket table.
-// $1, $2 ... are timestamptz parameters, for the caller to replace.
-Node *analysed_bucket_condition(const CollectionRead &read, const char *condition,
-                                int timestamptz_params) {
+// $1, $2 are timestamptz parameters, $3 an interval and $4 a timestamptz,
+// for the caller to replace.
+Node *analysed_bucket_condition(const CollectionRead &read, const char *condition, int params) {
     char *table = quote_qualified_identifier(
         get_namespace_name(get_rel_namespace(read.bucket_table)), get_rel_name(read.bucket_table));
     StringInfoData sql;
@@ -142,8 +142,8 @@ Node *analysed_bucket_condition(const CollectionRead &read, const char *conditio
     }
     int search_path = push_catalog_search_path();
     RawStmt *raw = linitial_node(RawStmt, pg_parse_query(sql.data));
-    Oid types[] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
-    Query *parsed = parse_analyze_fixedparams(raw, sql.data, types, timestamptz_params, nullptr);
+    Oid types[] = {TIMESTAMPTZOID, TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID};
+    Query *parsed = parse_analyze_fixedparams(raw, sql.data, types, params, nullptr);
     pop_search_path(search_path);
     Oid as_user = rt_fetch(read.bucket_rti, read.view->rtable)->checkAsUser;
     Node *qual = parsed->jointree->quals;

@@ -397,15 +397,16 @@ void unpack_groups(BucketAggregation *a, Oid fn) {
 
 struct LatestGroups {
     const BucketAggregation *aggregation;
-    Node *lower, *upper;  // the bounds, for $1 and $2
+    Node *lower, *upper;     // the bounds, for $1 and $2
+    Node *stride, *origin;  // the bins', for $3 and $4
 };
 
 Node *bounds_for_params(Node *node, LatestGroups *latest) {
     if (node == nullptr)
         return nullptr;
     if (IsA(node, Param) && castNode(Param, node)->paramkind == PARAM_EXTERN) {
-        Node *bound =
-            copy_node(castNode(Param, node)->paramid == 1 ? latest->lower : latest->upper);
+        Node *const by_id[] = {latest->lower, latest->upper, latest->stride, latest->origin};
+        Node *bound = copy_node(by_id[castNode(Param, node)->paramid - 1]);
         IncrementVarSublevelsUp(bound, 2, 1);  // into the view, then into the sublink
         return bound;
     }
@@ -414,6 +415,35 @@ Node *bounds_for_params(Node *node, LatestGroups *latest) {
             query_tree_mutator(castNode(Query, node), mutator(bounds_for_params), latest, 0));
     return expression_tree_mutator(node, mutator(bounds_for_params), latest);
 }
+
+// Whether the grouping orders its groups as their bins' starts, one value
+// per bin: floor(extract(epoch from time) / n) times a positive constant,
+// and to_timestamp of that.
+bool ordered_as_bins(Node *node, const CollectionRead &read) {
+    if (IsA(node, FuncExpr)) {
+        auto *f = castNode(FuncExpr, node);
+        if ((f->funcid == F_TO_TIMESTAMP_FLOAT8 || f->funcid == F_FLOAT8_NUMERIC) &&
+            list_length(f->args) == 1)
+            return ordered_as_bins(static_cast<Node *>(linitial(f->args)), read);
+    }
+    if (IsA(node, OpExpr) && list_length(castNode(OpExpr, node)->args) == 2) {
+        auto *op = castNode(OpExpr, node);
+        set_opfuncid(op);
+        Node *factor = eval_const_expressions(nullptr, copy_node(static_cast<Node *>(lsecond(op->args))));
+        return op->opfuncid == F_NUMERIC_MUL && IsA(factor, Const) &&
+               !castNode(Const, factor)->constisnull &&
+               castNode(Const, factor)->consttype == NUMERICOID &&
+               DatumGetInt32(DirectFunctionCall2(numeric_cmp, castNode(Const, factor)->constvalue,
+                                                 DirectFunctionCall1(int4_numeric, 0))) > 0 &&
+               ordered_as_bins(static_cast<Node *>(linitial(op->args)), read);
+    }
+    return epoch_bin_seconds(node, read) > 0;
+}
+
+// Whether every group starts at or before its measurements, in the order
+// of the groups: date_trunc by a unit of at most an hour (date_trunc then
+// keeps a time's own UTC offset), and bins.
+bool groups_start_in_order(const TimeGrouping &g, const CollectionRead &read);
 
 // The unit of date_trunc when it is at most an hour (date_trunc then keeps a
 // time's own UTC offset, so a group starts at or before its measurements).
@@ -430,6 +460,12 @@ const char *short_unit(const TimeGrouping &g) {
     return unit;
 }
 
+bool groups_start_in_order(const TimeGrouping &g, const CollectionRead &read) {
+    if (g.unit != nullptr)
+        return short_unit(g) != nullptr;
+    return g.stride != nullptr && (g.exact || ordered_as_bins(g.expr, read));
+}
+
 // The value of a LIMIT or OFFSET that folds to a constant, else -1.
 int64 constant_count(Node *node) {
     Node *folded = eval_const_expressions(nullptr, copy_node(node));
@@ -444,7 +480,7 @@ int64 latest_groups_asked(const BucketAggregation &a) {
     if (a.grouping.expr == nullptr || a.kept != NIL || q->havingQual != nullptr ||
         q->distinctClause != NIL || list_length(q->groupClause) != 1 || q->sortClause == NIL ||
         q->limitOption != LIMIT_OPTION_COUNT || q->limitCount == nullptr ||
-        short_unit(a.grouping) == nullptr)
+        !groups_start_in_order(a.grouping, *a.read))
         return 0;
     auto *sort = linitial_node(SortGroupClause, q->sortClause);
     Oid opfamily, type;
@@ -487,26 +523,32 @@ void read_latest_groups_only(const BucketAggregation &a) {
     appendStringInfoString(&within, lower.data);
     if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
         appendStringInfo(&within, " AND l.max_time %s $2", operator_of(a.upper.strategy));
-    const char *unit = quote_literal_cstr(short_unit(a.grouping));
+    // The group of l.max_time, and _unpack_groups' arguments for it.
+    bool bins = a.grouping.unit == nullptr;
+    const char *unit = bins ? nullptr : quote_literal_cstr(short_unit(a.grouping));
+    char *group = bins ? pstrdup("pg_catalog.date_bin($3, l.max_time, $4)")
+                       : psprintf("pg_catalog.date_trunc(%s, l.max_time)", unit);
     char *past_upper = pstrdup("");
     if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
         past_upper = psprintf(
             " UNION ALL SELECT s.time FROM %%s l, LATERAL tscoll._unpack_groups(l._id, l.meta, "
-            "l.data, %s, %s, %s, '{n}', %s, %s) AS s(time timestamptz, doc jsonb, n bigint) "
+            "l.data, %s, %s, %s, '{n}', %s, %s%s) AS s(time timestamptz, doc jsonb, n bigint) "
             "WHERE %s AND NOT (l.max_time %s $2) AND l.min_time %s $2",
             quote_literal_cstr(a.time_field),
-            a.meta_field != nullptr ? quote_literal_cstr(a.meta_field) : "NULL", unit,
-            bound_sql(a.lower, a.has_lower, 1), bound_sql(a.upper, a.has_upper, 2), lower.data,
+            a.meta_field != nullptr ? quote_literal_cstr(a.meta_field) : "NULL",
+            bins ? "NULL" : unit, bound_sql(a.lower, a.has_lower, 1),
+            bound_sql(a.upper, a.has_upper, 2), bins ? ", $3, $4" : "", lower.data,
             operator_of(a.upper.strategy), operator_of(a.upper.strategy));
     // %%s: the bucket table, filled in by analysed_bucket_condition.
     char *condition = psprintf(
-        "b.max_time >= coalesce((SELECT DISTINCT g FROM (SELECT date_trunc(%s, l.max_time) AS g "
-        "FROM %%s l "
+        "b.max_time >= coalesce((SELECT DISTINCT g FROM (SELECT %s AS g FROM %%s l "
         "WHERE %s%s) AS known ORDER BY 1 DESC OFFSET " INT64_FORMAT " LIMIT 1), '-infinity')",
-        unit, within.data, past_upper, k - 1);
+        group, within.data, past_upper, k - 1);
     LatestGroups latest = {&a, a.has_lower ? a.lower.bound : nullptr,
-                           a.has_upper ? a.upper.bound : nullptr};
-    Node *qual = bounds_for_params(analysed_bucket_condition(*a.read, condition, 2), &latest);
+                           a.has_upper ? a.upper.bound : nullptr, a.grouping.stride,
+                           a.grouping.origin};
+    Node *qual =
+        bounds_for_params(analysed_bucket_condition(*a.read, condition, bins ? 4 : 2), &latest);
     FromExpr *from = a.read->view->jointree;
     from->quals = from->quals == nullptr
                       ? qual
