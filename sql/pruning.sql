@@ -257,6 +257,24 @@ SELECT (SELECT count(*) FROM o WHERE m->>'k' = '{"a": 1}') AS object,
        (SELECT count(*) FROM o WHERE m->>'k' = '1.50') AS number,
        (SELECT count(*) FROM o WHERE m->>'k' = '1.5') AS other_spelling,
        (SELECT count(*) FROM o WHERE m->>'k' = 'true') AS boolean;
+-- The same values as parameters and LATERAL references, known only when
+-- the query runs: meta->'k' = ANY(tscoll._jsonb_spellings(...)), which the
+-- index serves, objects and arrays included.
+CREATE TABLE wanted (k text);
+INSERT INTO wanted VALUES ('{"a": 1}'), ('x'), ('1.50'), ('1.5'), ('true'), ('[1'), ('{"a": 1e999999}'), (NULL);
+SELECT w.k, (SELECT count(*) FROM o WHERE m->>'k' = w.k) AS measurements FROM wanted w ORDER BY 1;
+SELECT w.k, n.count FROM wanted w, LATERAL (SELECT count(*) FROM o WHERE m->>'k' = w.k) n ORDER BY 1;
+SET plan_cache_mode = force_generic_plan;
+PREPARE by_k(text) AS SELECT count(*) FROM o WHERE m->>'k' = $1;
+EXECUTE by_k('{"a": 1}');
+EXECUTE by_k('1.50');
+EXECUTE by_k('{"a":1}');
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) EXECUTE by_k('x');
+RESET enable_seqscan;
+RESET plan_cache_mode;
+DEALLOCATE by_k;
+SELECT tscoll._jsonb_spellings('{"a": 1}'), tscoll._jsonb_spellings('12'), tscoll._jsonb_spellings('012');
 -- Pruning off: no bucket conditions, every field decoded.
 SET tscoll.enable_bucket_pruning = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE t = '2024-03-02 10:00';

@@ -367,6 +367,13 @@ CREATE FUNCTION tscoll._unpack_times(_id tscoll.objectid, data bytea, time_field
 CREATE FUNCTION tscoll._data_json(_id tscoll.objectid, data bytea, time_field text)
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'tscoll_data_json' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- The jsonb values whose ->> text is `printed`: the planner compares a meta
+-- subfield with them (meta->'k' = ANY(...)), which an index on the subfield
+-- serves, where the query compares meta->>'k' with a parameter. Restricted:
+-- an object's text is parsed in a subtransaction.
+CREATE FUNCTION tscoll._jsonb_spellings(printed text) RETURNS jsonb[]
+    AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings' LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
+
 -- The sum of a bucket's measurement sizes (the bucket size limit).
 CREATE FUNCTION tscoll._data_size(data bytea) RETURNS bigint
     AS 'MODULE_PATHNAME', 'tscoll_data_size' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

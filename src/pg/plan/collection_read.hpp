@@ -45,8 +45,7 @@ bool reads_only_meta(Node *node, const CollectionRead &read);
 // `condition` on the bucket table aliased b, analysed, for the view's WHERE;
 // each %s in it is the bucket table; $1 and $2 are timestamptz parameters,
 // $3 an interval and $4 a timestamptz (the first `params` of them).
-Node *analysed_bucket_condition(const CollectionRead &read, const char *condition,
-                                int params = 0);
+Node *analysed_bucket_condition(const CollectionRead &read, const char *condition, int params = 0);
 
 // The value of a LIMIT or OFFSET that folds to a constant, else -1.
 int64 constant_count(Node *node);

@@ -41,6 +41,7 @@ extern "C" {
 #include "pg/catalog/collection.hpp"
 #include "pg/guard.hpp"
 #include "pg/plan/collection_read.hpp"
+#include "pg/read/bucket_conditions.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/settings.hpp"
 
@@ -205,41 +206,13 @@ Node *field_condition(const CollectionRead &read, const Comparison &c) {
         makeFuncExpr(fn, BOOLOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
 }
 
-// The jsonb values whose ->> text is `text`: the string, and the number or
-// boolean that jsonb prints as exactly `text`.
-List *jsonb_spellings(const char *text) {
-    StringInfoData quoted;
-    initStringInfo(&quoted);
-    escape_json(&quoted, text);
-    Datum string = DirectFunctionCall1(jsonb_in, CStringGetDatum(quoted.data));
-    List *values = list_make1(makeConst(JSONBOID, -1, InvalidOid, -1, string, false, false));
-    size_t length = strlen(text);
-    const char *digits = text + (text[0] == '-');
-    const char *dot = strchr(digits, '.');
-    bool number = length > 0 && length < 1000 && isdigit(static_cast<unsigned char>(digits[0])) &&
-                  strspn(digits, "0123456789.") == strlen(digits) &&
-                  (dot == nullptr || strchr(dot + 1, '.') == nullptr);
-    if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0 ||
-        (number && strchr("0123456789", text[length - 1]) != nullptr)) {
-        // Only a canonical spelling can be jsonb's output; anything else,
-        // such as "05" or "1.", is left to the string alone.
-        Datum parsed = number ? DirectFunctionCall3(numeric_in, CStringGetDatum(text),
-                                                    ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1))
-                              : 0;
-        if (!number || strcmp(DatumGetCString(DirectFunctionCall1(numeric_out, parsed)), text) == 0)
-            values = lappend(values, makeConst(JSONBOID, -1, InvalidOid, -1,
-                                               DirectFunctionCall1(jsonb_in, CStringGetDatum(text)),
-                                               false, false));
-    }
-    return values;
-}
-
 // meta->>'k' = 'text' => meta->'k' IN (the jsonb values printed as 'text'),
-// which an index on a meta subfield (MongoDB's "meta.k") can serve.
+// which an index on a meta subfield (MongoDB's "meta.k") can serve; for a
+// bound known only when the query runs (a parameter, a LATERAL reference),
+// meta->'k' = ANY(tscoll._jsonb_spellings(bound)).
 Node *meta_condition(const CollectionRead &read, const Comparison &c) {
-    if (c.strategy != BTEqualStrategyNumber || !IsA(c.bound, Const) ||
-        castNode(Const, c.bound)->constisnull || castNode(Const, c.bound)->consttype != TEXTOID ||
-        !IsA(c.subject, OpExpr))
+    if (c.strategy != BTEqualStrategyNumber || exprType(c.bound) != TEXTOID ||
+        (IsA(c.bound, Const) && castNode(Const, c.bound)->constisnull) || !IsA(c.subject, OpExpr))
         return nullptr;
     OpExpr *field = castNode(OpExpr, c.subject);
     set_opfuncid(field);
@@ -258,15 +231,31 @@ Node *meta_condition(const CollectionRead &read, const Comparison &c) {
         make_opclause(arrow_op, JSONBOID, false, (Expr *)meta,
                       (Expr *)copy_node(lsecond(field->args)), InvalidOid, DEFAULT_COLLATION_OID);
     set_opfuncid(castNode(OpExpr, subfield));
+    if (!IsA(c.bound, Const)) {
+        Oid text_type = TEXTOID;
+        Oid spellings = tscoll_function("_jsonb_spellings", 1, &text_type);
+        if (!OidIsValid(spellings))
+            return nullptr;
+        ScalarArrayOpExpr *any = makeNode(ScalarArrayOpExpr);
+        any->opno = equals_op;
+        any->opfuncid = get_opcode(equals_op);
+        any->useOr = true;
+        any->args = list_make2(
+            subfield, makeFuncExpr(spellings, JSONBARRAYOID, list_make1(copy_node(c.bound)),
+                                   InvalidOid, DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL));
+        any->location = -1;
+        return reinterpret_cast<Node *>(any);
+    }
     const char *printed = TextDatumGetCString(castNode(Const, c.bound)->constvalue);
     if (printed[0] == '{' || printed[0] == '[')
         return nullptr;  // an object's or array's text: no index lookup for those
-    List *values = jsonb_spellings(printed);
     List *alternatives = NIL;
     ListCell *lc;
-    foreach (lc, values) {
+    foreach (lc, jsonb_spellings(printed)) {
+        Const *value =
+            makeConst(JSONBOID, -1, InvalidOid, -1, PointerGetDatum(lfirst(lc)), false, false);
         Expr *eq = make_opclause(equals_op, BOOLOID, false, copy_node(subfield),
-                                 static_cast<Expr *>(lfirst(lc)), InvalidOid, InvalidOid);
+                                 reinterpret_cast<Expr *>(value), InvalidOid, InvalidOid);
         set_opfuncid(castNode(OpExpr, eq));
         alternatives = lappend(alternatives, eq);
     }

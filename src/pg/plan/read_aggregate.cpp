@@ -397,7 +397,7 @@ void unpack_groups(BucketAggregation *a, Oid fn) {
 
 struct LatestGroups {
     const BucketAggregation *aggregation;
-    Node *lower, *upper;     // the bounds, for $1 and $2
+    Node *lower, *upper;    // the bounds, for $1 and $2
     Node *stride, *origin;  // the bins', for $3 and $4
 };
 
@@ -429,7 +429,8 @@ bool ordered_as_bins(Node *node, const CollectionRead &read) {
     if (IsA(node, OpExpr) && list_length(castNode(OpExpr, node)->args) == 2) {
         auto *op = castNode(OpExpr, node);
         set_opfuncid(op);
-        Node *factor = eval_const_expressions(nullptr, copy_node(static_cast<Node *>(lsecond(op->args))));
+        Node *factor =
+            eval_const_expressions(nullptr, copy_node(static_cast<Node *>(lsecond(op->args))));
         return op->opfuncid == F_NUMERIC_MUL && IsA(factor, Const) &&
                !castNode(Const, factor)->constisnull &&
                castNode(Const, factor)->consttype == NUMERICOID &&

@@ -1,20 +1,106 @@
 // The bucket-level tests the planner derives from a query's conditions
 // (plan/read_plan.cpp; doc/REFERENCE.md §3.4, SELECT):
 // tscoll._control_may_match for measurement fields, tscoll._time_shift for
-// the span-widened time bounds.
+// the span-widened time bounds, tscoll._jsonb_spellings for meta subfields
+// compared with a value known only when the query runs.
+#include "pg/read/bucket_conditions.hpp"
+
 extern "C" {
 #include "postgres.h"
 #include "access/stratnum.h"
+#include "access/xact.h"
 #include "catalog/pg_type_d.h"
 #include "common/int.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/float.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
 }
 
 #include "pg/guard.hpp"
+
+List *tscoll::pg::jsonb_spellings(const char *text) {
+    StringInfoData quoted;
+    initStringInfo(&quoted);
+    escape_json(&quoted, text);
+    List *values =
+        list_make1(DatumGetPointer(DirectFunctionCall1(jsonb_in, CStringGetDatum(quoted.data))));
+    size_t length = strlen(text);
+    const char *digits = text + (text[0] == '-');
+    const char *dot = strchr(digits, '.');
+    bool number = length > 0 && length < 1000 && isdigit(static_cast<unsigned char>(digits[0])) &&
+                  strspn(digits, "0123456789.") == strlen(digits) &&
+                  (dot == nullptr || strchr(dot + 1, '.') == nullptr);
+    if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0 ||
+        (number && strchr("0123456789", text[length - 1]) != nullptr)) {
+        // Only a canonical spelling can be jsonb's output; anything else,
+        // such as "05" or "1.", is left to the string alone.
+        Datum parsed = number ? DirectFunctionCall3(numeric_in, CStringGetDatum(text),
+                                                    ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1))
+                              : 0;
+        if (!number || strcmp(DatumGetCString(DirectFunctionCall1(numeric_out, parsed)), text) == 0)
+            values = lappend(values,
+                             DatumGetPointer(DirectFunctionCall1(jsonb_in, CStringGetDatum(text))));
+    }
+    return values;
+}
+
+namespace {
+
+// The object or array that jsonb prints as exactly `text`, or nullptr. The
+// parse runs in a subtransaction: text that is not JSON, or that no jsonb
+// can hold, prints no value.
+Jsonb *container_printed_as(const char *text) {
+    MemoryContext caller = CurrentMemoryContext;
+    ResourceOwner owner = CurrentResourceOwner;
+    Jsonb *parsed = nullptr;
+    BeginInternalSubTransaction(nullptr);
+    MemoryContextSwitchTo(caller);
+    PG_TRY();
+    {
+        parsed = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+        ReleaseCurrentSubTransaction();
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(caller);
+        FlushErrorState();
+        RollbackAndReleaseCurrentSubTransaction();
+        parsed = nullptr;
+    }
+    PG_END_TRY();
+    MemoryContextSwitchTo(caller);
+    CurrentResourceOwner = owner;
+    if (parsed == nullptr || JB_ROOT_IS_SCALAR(parsed) ||
+        strcmp(DatumGetCString(DirectFunctionCall1(jsonb_out, PointerGetDatum(parsed))), text) != 0)
+        return nullptr;
+    return parsed;
+}
+
+}  // namespace
+
+// tscoll._jsonb_spellings(text) RETURNS jsonb[]: the jsonb values whose ->>
+// text is `printed`, for meta->'k' = ANY(...) in place of meta->>'k' =
+// <parameter>; objects and arrays included.
+TSCOLL_FUNCTION(tscoll_jsonb_spellings) {
+    return tscoll::pg::pg_call([&] {
+        char *printed = text_to_cstring(PG_GETARG_TEXT_PP(0));
+        List *values = tscoll::pg::jsonb_spellings(printed);
+        if (printed[0] == '{' || printed[0] == '[')
+            if (Jsonb *container = container_printed_as(printed))
+                values = lappend(values, container);
+        Datum *items = static_cast<Datum *>(palloc(sizeof(Datum) * (list_length(values) + 1)));
+        int n = 0;
+        ListCell *lc;
+        foreach (lc, values)
+            items[n++] = PointerGetDatum(lfirst(lc));
+        return PointerGetDatum(construct_array(items, n, JSONBOID, -1, false, TYPALIGN_INT));
+    });
+}
 
 namespace {
 
