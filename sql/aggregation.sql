@@ -139,6 +139,23 @@ SELECT g, edges_differ(g) AS differ
 SELECT date_bin('1 month', t, '2024-01-01'), count(*) FROM g GROUP BY 1;
 SELECT date_bin('0 seconds', t, '2024-01-01'), count(*) FROM g GROUP BY 1;
 
+-- date_trunc in a given time zone (per measurement), and window functions
+-- over the combined groups (rates with lag()).
+SELECT z, unit, compare(format($q$SELECT date_trunc(%L, t, %L) AS g, m->>'s' AS s,
+                                   max((doc->>'v')::float8), count(*)
+                              FROM %%1$s GROUP BY 1, 2$q$, unit, z))
+  FROM unnest(ARRAY['Asia/Kathmandu', 'America/New_York', 'UTC']) z,
+       unnest(ARRAY['minute', 'hour', 'day']) unit;
+SELECT compare($q$SELECT date_trunc('hour', t) AS h, max((doc->>'v')::float8) AS top,
+                         max((doc->>'v')::float8) - lag(max((doc->>'v')::float8)) OVER (ORDER BY date_trunc('hour', t)) AS rise,
+                         sum(count(*)) OVER () AS total
+                    FROM %1$s WHERE t < '2024-03-10' GROUP BY 1$q$);
+SELECT compare($q$SELECT date_trunc('minute', t) AS g, max((doc->>'v')::float8) AS top,
+                         lag(max((doc->>'v')::float8)) OVER (ORDER BY date_trunc('minute', t)) AS before
+                    FROM %1$s GROUP BY 1 ORDER BY 1 DESC LIMIT 5$q$);
+EXPLAIN (COSTS OFF)
+SELECT date_trunc('hour', t, 'Asia/Kathmandu'), max((doc->>'v')::float8) FROM g GROUP BY 1;
+
 -- A prepared statement, through its generic plan.
 PREPARE by_hour(timestamptz, timestamptz) AS
 SELECT date_trunc('hour', t) AS h, max((doc->>'v')::float8) AS v, count(*) AS n FROM g

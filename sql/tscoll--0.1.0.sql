@@ -296,6 +296,16 @@ CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data byte
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
 
+-- The same grouped by date_trunc(unit, time, zone) (stride and origin NULL).
+CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, unit text,
+                                      aggregates text[], lower timestamptz,
+                                      lower_strict boolean, upper timestamptz,
+                                      upper_strict boolean, stride interval,
+                                      origin timestamptz, zone text)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+
 -- TimescaleDB's time_bucket for strides without months or years:
 -- date_bin from `origin`, by default Monday 2000-01-03 00:00 UTC as in
 -- TimescaleDB, so that its queries run unchanged (with tscoll on the

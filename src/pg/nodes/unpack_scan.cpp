@@ -383,7 +383,14 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
         ExplainPropertyList("Decoded Fields", decoded_fields(args, specs), es);
         ExplainPropertyList("Partial Aggregates", aggregate_texts(specs), es);
         if (const char *unit = text_argument(args, kUnit))
-            ExplainPropertyText("Time Group", unit, es);
+            ExplainPropertyText(
+                "Time Group",
+                list_length(args) > kGroupsZone
+                    ? psprintf("%s in time zone %s", unit,
+                               deparse_expression(static_cast<Node *>(list_nth(args, kGroupsZone)),
+                                                  context, true, false))
+                    : unit,
+                es);
         else if (list_length(args) > kGroupsOrigin)
             ExplainPropertyText(
                 "Time Group",

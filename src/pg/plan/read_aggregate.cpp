@@ -46,8 +46,9 @@ using tscoll::Float8Aggregate;
 // floor(extract(epoch from time) / n) * n) stay in the query, which applies
 // them to each bin's start: the same value as for any time in the bin.
 struct TimeGrouping {
-    Node *expr = nullptr;    // as the query groups by it
-    Node *unit = nullptr;    // date_trunc's
+    Node *expr = nullptr;  // as the query groups by it
+    Node *unit = nullptr;  // date_trunc's, and its time zone when given
+    Node *zone = nullptr;
     Node *stride = nullptr;  // the bins', with their origin
     Node *origin = nullptr;
     bool exact = false;  // expr is the group start
@@ -92,7 +93,7 @@ Node *seconds_interval(int64 seconds) {
                                               PointerGetDatum(interval), false, false));
 }
 
-// date_trunc(unit, time), date_bin(stride, time, origin) and
+// date_trunc(unit, time [, zone]), date_bin(stride, time, origin) and
 // tscoll.time_bucket(stride, time [, origin]).
 bool exact_grouping(Node *node, const CollectionRead &read, TimeGrouping *g) {
     if (!IsA(node, FuncExpr))
@@ -104,6 +105,13 @@ bool exact_grouping(Node *node, const CollectionRead &read, TimeGrouping *g) {
             !is_column(static_cast<Node *>(lsecond(args)), read, read.time_column))
             return false;
         g->unit = static_cast<Node *>(linitial(args));
+    } else if (f->funcid == F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT) {
+        if (const_text(static_cast<Node *>(linitial(args))) == nullptr ||
+            !is_column(static_cast<Node *>(lsecond(args)), read, read.time_column) ||
+            !per_query(static_cast<Node *>(lthird(args))))
+            return false;
+        g->unit = static_cast<Node *>(linitial(args));
+        g->zone = static_cast<Node *>(lthird(args));
     } else if (f->funcid == F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ ||
                is_tscoll_function(f->funcid, "time_bucket", 2) ||
                is_tscoll_function(f->funcid, "time_bucket", 3)) {
@@ -371,6 +379,10 @@ void unpack_groups(BucketAggregation *a, Oid fn) {
     if (g.stride != nullptr) {
         args = lappend(args, into_view(g.stride));
         args = lappend(args, into_view(g.origin));
+    } else if (g.zone != nullptr) {
+        args = lappend(args, makeNullConst(INTERVALOID, -1, InvalidOid));
+        args = lappend(args, makeNullConst(TIMESTAMPTZOID, -1, InvalidOid));
+        args = lappend(args, into_view(g.zone));
     }
     List *names = NIL, *types = NIL, *collations = NIL;
     ListCell *lc;
@@ -463,7 +475,7 @@ const char *short_unit(const TimeGrouping &g) {
 
 bool groups_start_in_order(const TimeGrouping &g, const CollectionRead &read) {
     if (g.unit != nullptr)
-        return short_unit(g) != nullptr;
+        return g.zone == nullptr && short_unit(g) != nullptr;
     return g.stride != nullptr && (g.exact || ordered_as_bins(g.expr, read));
 }
 
@@ -478,9 +490,10 @@ int64 constant_count(Node *node) {
 // k (LIMIT plus OFFSET) when the query asks for the k latest time groups.
 int64 latest_groups_asked(const BucketAggregation &a) {
     Query *q = a.read->query;
+    // A window function may read groups before the k latest (lag()).
     if (a.grouping.expr == nullptr || a.kept != NIL || q->havingQual != nullptr ||
-        q->distinctClause != NIL || list_length(q->groupClause) != 1 || q->sortClause == NIL ||
-        q->limitOption != LIMIT_OPTION_COUNT || q->limitCount == nullptr ||
+        q->hasWindowFuncs || q->distinctClause != NIL || list_length(q->groupClause) != 1 ||
+        q->sortClause == NIL || q->limitOption != LIMIT_OPTION_COUNT || q->limitCount == nullptr ||
         !groups_start_in_order(a.grouping, *a.read))
         return 0;
     auto *sort = linitial_node(SortGroupClause, q->sortClause);
@@ -560,9 +573,10 @@ void read_latest_groups_only(const BucketAggregation &a) {
 // Whether the view now reads the partial aggregates of its buckets.
 bool aggregate_in_buckets(const CollectionRead &read) {
     Query *q = read.query;
-    if (q->commandType != CMD_SELECT || !q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs ||
-        q->hasSubLinks || q->groupingSets != NIL || q->setOperations != nullptr ||
-        q->rowMarks != NIL || list_length(q->jointree->fromlist) != 1 ||
+    // Window functions run over the combined groups (lag() for rates).
+    if (q->commandType != CMD_SELECT || !q->hasAggs || q->hasTargetSRFs || q->hasSubLinks ||
+        q->groupingSets != NIL || q->setOperations != nullptr || q->rowMarks != NIL ||
+        list_length(q->jointree->fromlist) != 1 ||
         !IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
         static_cast<Index>(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex) !=
             read.view_rti)
@@ -571,15 +585,16 @@ bool aggregate_in_buckets(const CollectionRead &read) {
     BucketAggregation a = {
         &read, const_text(static_cast<Node *>(list_nth(unpack_args, unpack_call::kTimeField))),
         const_text(static_cast<Node *>(list_nth(unpack_args, unpack_call::kMetaField)))};
-    Oid types[13];
+    Oid types[14];
     for (int i = 0; i < 5; i++)
         types[i] = exprType(static_cast<Node *>(list_nth(unpack_args, i)));
-    Oid rest[] = {TEXTOID,        TEXTARRAYOID, TIMESTAMPTZOID, BOOLOID,
-                  TIMESTAMPTZOID, BOOLOID,      INTERVALOID,    TIMESTAMPTZOID};
+    Oid rest[] = {TEXTOID, TEXTARRAYOID, TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID,
+                  BOOLOID, INTERVALOID,  TIMESTAMPTZOID, TEXTOID};
     memcpy(types + 5, rest, sizeof(rest));
     if (a.time_field == nullptr || !split_conditions(&a) || !groups_by_time_and_meta(&a))
         return false;
-    Oid fn = tscoll_function("_unpack_groups", a.grouping.stride != nullptr ? 13 : 11, types);
+    int nargs = a.grouping.zone != nullptr ? 14 : a.grouping.stride != nullptr ? 13 : 11;
+    Oid fn = tscoll_function("_unpack_groups", nargs, types);
     if (!OidIsValid(fn))
         return false;
     check_outputs(reinterpret_cast<Node *>(q->targetList), &a);

@@ -34,14 +34,14 @@ enum UnpackFields : int {
 enum FieldKind : char { kText = 't', kJsonb = 'j', kNumber = 'f', kNotNumber = 'o' };
 
 // tscoll._unpack_groups(..., unit, aggregates, lower, lower_strict, upper,
-// upper_strict, [stride, origin]).
+// upper_strict, [stride, origin, [zone]]).
 enum UnpackGroups : int {
     kUnit = 5,
     kAggregates = 6,
     kGroupsWindow = 7,
     kGroupsStride = 11,
     kGroupsOrigin = 12,
-    kGroupsArgsWithBins = 13,
+    kGroupsZone = 13,
 };
 
 // The unpack scan's custom_private, by position: which unpacking (its

@@ -54,7 +54,10 @@ int64 floor_div(int64 a, int64 b) {
 // date_trunc itself.
 class Truncation {
   public:
-    explicit Truncation(Datum unit) : unit_(unit) {
+    // In `zone` when given: date_trunc(unit, t, zone), always called.
+    Truncation(Datum unit, std::optional<Datum> zone) : unit_(unit), zone_(zone) {
+        if (zone_)
+            return;
         text *t = pg_call([&] { return DatumGetTextPP(unit); });
         std::string name(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
         int val = 0;
@@ -94,12 +97,18 @@ class Truncation {
             return *last_start_;
         if (offset_)
             return *(last_start_ = floor_div(t + *offset_, micros_) * micros_ - *offset_);
+        if (zone_)
+            return pg_call([&] {
+                return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_trunc_zone, unit_,
+                                                               TimestampTzGetDatum(t), *zone_));
+            });
         return pg_call(
             [&] { return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_trunc, unit_, t)); });
     }
 
   private:
     Datum unit_;
+    std::optional<Datum> zone_;
     int64 micros_ = 0;                       // the unit, when arithmetic can truncate to it
     std::optional<int64> offset_;            // the UTC offset over the bucket, when constant
     std::optional<TimestampTz> last_start_;  // the group found last, when arithmetic
@@ -236,7 +245,8 @@ void put_groups(tscoll::pg::RowSink &sink, const std::vector<TimeGroup> &groups,
 // lower_strict boolean, upper timestamptz, upper_strict boolean) RETURNS
 // SETOF record: for each date_trunc(unit, time) of the measurements within
 // the bounds (unit NULL: one group, time NULL; with stride and origin after
-// upper_strict, date_bin(stride, time, origin)), a row of the group's start,
+// upper_strict, date_bin(stride, time, origin); with a zone after those,
+// date_trunc(unit, time, zone)), a row of the group's start,
 // a NULL doc, and a column per aggregate (Aggregate): float8 for max, min
 // and sum, avg(float8)'s state float8[] for avg, bigint for counts.
 TSCOLL_FUNCTION(tscoll_unpack_groups) {
@@ -262,8 +272,12 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     std::optional<Bins> bins;
     using tscoll::pg::unpack_call::kGroupsOrigin;
     using tscoll::pg::unpack_call::kGroupsStride;
+    using tscoll::pg::unpack_call::kGroupsZone;
     if (!PG_ARGISNULL(tscoll::pg::unpack_call::kUnit))
-        truncation.emplace(PG_GETARG_DATUM(tscoll::pg::unpack_call::kUnit));
+        truncation.emplace(PG_GETARG_DATUM(tscoll::pg::unpack_call::kUnit),
+                           PG_NARGS() > kGroupsZone && !PG_ARGISNULL(kGroupsZone)
+                               ? std::optional<Datum>(PG_GETARG_DATUM(kGroupsZone))
+                               : std::nullopt);
     else if (PG_NARGS() > kGroupsOrigin && !PG_ARGISNULL(kGroupsStride) &&
              !PG_ARGISNULL(kGroupsOrigin))
         bins.emplace(PG_GETARG_DATUM(kGroupsStride), PG_GETARG_DATUM(kGroupsOrigin));
