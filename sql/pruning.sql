@@ -275,6 +275,28 @@ RESET enable_seqscan;
 RESET plan_cache_mode;
 DEALLOCATE by_k;
 SELECT tscoll._jsonb_spellings('{"a": 1}'), tscoll._jsonb_spellings('12'), tscoll._jsonb_spellings('012');
+-- Lists and containment: meta->>'k' IN (...) and = ANY(...) become
+-- meta->'k' = ANY(the jsonb values printed so), meta @> '{"k": v}' with a
+-- scalar v becomes meta->'k' = v; objects and arrays inside stay the
+-- query's own.
+INSERT INTO o VALUES ('2024-01-01', '{"k": [1, 2]}', '{}');
+SELECT (SELECT count(*) FROM o WHERE m->>'k' IN ('x', '1.50', '{"a": 1}')) AS listed,
+       (SELECT count(*) FROM o WHERE m->>'k' = ANY(ARRAY['true', NULL, '1.5'])) AS any,
+       (SELECT count(*) FROM o WHERE m->>'k' IN ('[1, 2]')) AS array_text,
+       (SELECT count(*) FROM o WHERE m @> '{"k": 1.5}') AS contains_number,
+       (SELECT count(*) FROM o WHERE m @> '{"k": "x"}') AS contains_string,
+       (SELECT count(*) FROM o WHERE m @> '{"k": {"a": 1}}') AS contains_object,
+       (SELECT count(*) FROM o WHERE m @> '{"k": [2]}') AS contains_array,
+       (SELECT count(*) FROM o WHERE m @> '{"k": 2}') AS scalar_in_array;
+SET plan_cache_mode = force_generic_plan;
+PREPARE in_k(text[]) AS SELECT count(*) FROM o WHERE m->>'k' = ANY($1);
+EXECUTE in_k(ARRAY['x', '{"a": 1}', '[1, 2]']);
+DEALLOCATE in_k;
+RESET plan_cache_mode;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM o WHERE m->>'k' IN ('x', '1.50');
+EXPLAIN (COSTS OFF) SELECT count(*) FROM o WHERE m @> '{"k": "x", "z": [1]}';
+RESET enable_seqscan;
 -- Pruning off: no bucket conditions, every field decoded.
 SET tscoll.enable_bucket_pruning = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE t = '2024-03-02 10:00';

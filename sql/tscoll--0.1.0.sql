@@ -383,6 +383,9 @@ CREATE FUNCTION tscoll._data_json(_id tscoll.objectid, data bytea, time_field te
 -- an object's text is parsed in a subtransaction.
 CREATE FUNCTION tscoll._jsonb_spellings(printed text) RETURNS jsonb[]
     AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings' LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
+CREATE FUNCTION tscoll._jsonb_spellings(printed text[]) RETURNS jsonb[]
+    AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings_of_array'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
 
 -- The sum of a bucket's measurement sizes (the bucket size limit).
 CREATE FUNCTION tscoll._data_size(data bytea) RETURNS bigint

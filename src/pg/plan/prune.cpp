@@ -9,6 +9,7 @@ extern "C" {
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "nodes/makefuncs.h"
@@ -210,42 +211,66 @@ Node *field_condition(const CollectionRead &read, const Comparison &c) {
 // which an index on a meta subfield (MongoDB's "meta.k") can serve; for a
 // bound known only when the query runs (a parameter, a LATERAL reference),
 // meta->'k' = ANY(tscoll._jsonb_spellings(bound)).
-Node *meta_condition(const CollectionRead &read, const Comparison &c) {
-    if (c.strategy != BTEqualStrategyNumber || exprType(c.bound) != TEXTOID ||
-        (IsA(c.bound, Const) && castNode(Const, c.bound)->constisnull) || !IsA(c.subject, OpExpr))
+// jsonb's = operator, or InvalidOid.
+Oid jsonb_equals() {
+    return OpernameGetOprid(qualified("pg_catalog", "="), JSONBOID, JSONBOID);
+}
+
+// meta->'k' on the bucket row for `key`, or nullptr.
+Expr *meta_subfield(const CollectionRead &read, Node *key) {
+    Node *meta = bucket_column(read, "meta");
+    Oid arrow_op = OpernameGetOprid(qualified("pg_catalog", "->"), JSONBOID, TEXTOID);
+    if (meta == nullptr || !OidIsValid(arrow_op))
         return nullptr;
-    OpExpr *field = castNode(OpExpr, c.subject);
+    Expr *subfield = make_opclause(arrow_op, JSONBOID, false, (Expr *)meta, (Expr *)copy_node(key),
+                                   InvalidOid, DEFAULT_COLLATION_OID);
+    set_opfuncid(castNode(OpExpr, subfield));
+    return subfield;
+}
+
+// The key of meta->>'key' on the view's meta column, else nullptr.
+Node *meta_text_key(const CollectionRead &read, Node *node) {
+    if (!IsA(node, OpExpr))
+        return nullptr;
+    OpExpr *field = castNode(OpExpr, node);
     set_opfuncid(field);
     if (field->opfuncid != F_JSONB_OBJECT_FIELD_TEXT ||
         !is_column(static_cast<Node *>(linitial(field->args)), read, read.meta_column) ||
         !IsA(lsecond(field->args), Const))
         return nullptr;
-    Node *meta = bucket_column(read, "meta");
-    List *arrow = qualified("pg_catalog", "->");
-    List *equals = qualified("pg_catalog", "=");
-    Oid arrow_op = OpernameGetOprid(arrow, JSONBOID, TEXTOID);
-    Oid equals_op = OpernameGetOprid(equals, JSONBOID, JSONBOID);
-    if (meta == nullptr || !OidIsValid(arrow_op) || !OidIsValid(equals_op))
+    return static_cast<Node *>(lsecond(field->args));
+}
+
+// subfield = ANY(tscoll._jsonb_spellings(printed)), for text or text[]
+// `printed` known only when the query runs (or folded by the planner).
+Node *any_spelling(Expr *subfield, Node *printed) {
+    Oid type = exprType(printed);
+    Oid spellings = tscoll_function("_jsonb_spellings", 1, &type);
+    Oid equals_op = jsonb_equals();
+    if (!OidIsValid(spellings) || !OidIsValid(equals_op))
         return nullptr;
-    Expr *subfield =
-        make_opclause(arrow_op, JSONBOID, false, (Expr *)meta,
-                      (Expr *)copy_node(lsecond(field->args)), InvalidOid, DEFAULT_COLLATION_OID);
-    set_opfuncid(castNode(OpExpr, subfield));
-    if (!IsA(c.bound, Const)) {
-        Oid text_type = TEXTOID;
-        Oid spellings = tscoll_function("_jsonb_spellings", 1, &text_type);
-        if (!OidIsValid(spellings))
-            return nullptr;
-        ScalarArrayOpExpr *any = makeNode(ScalarArrayOpExpr);
-        any->opno = equals_op;
-        any->opfuncid = get_opcode(equals_op);
-        any->useOr = true;
-        any->args = list_make2(
-            subfield, makeFuncExpr(spellings, JSONBARRAYOID, list_make1(copy_node(c.bound)),
-                                   InvalidOid, DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL));
-        any->location = -1;
-        return reinterpret_cast<Node *>(any);
-    }
+    ScalarArrayOpExpr *any = makeNode(ScalarArrayOpExpr);
+    any->opno = equals_op;
+    any->opfuncid = get_opcode(equals_op);
+    any->useOr = true;
+    any->args =
+        list_make2(subfield, makeFuncExpr(spellings, JSONBARRAYOID, list_make1(printed), InvalidOid,
+                                          DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL));
+    any->location = -1;
+    return reinterpret_cast<Node *>(any);
+}
+
+Node *meta_condition(const CollectionRead &read, const Comparison &c) {
+    if (c.strategy != BTEqualStrategyNumber || exprType(c.bound) != TEXTOID ||
+        (IsA(c.bound, Const) && castNode(Const, c.bound)->constisnull))
+        return nullptr;
+    Node *key = meta_text_key(read, c.subject);
+    Expr *subfield = key != nullptr ? meta_subfield(read, key) : nullptr;
+    Oid equals_op = jsonb_equals();
+    if (subfield == nullptr || !OidIsValid(equals_op))
+        return nullptr;
+    if (!IsA(c.bound, Const))
+        return any_spelling(subfield, copy_node(c.bound));
     const char *printed = TextDatumGetCString(castNode(Const, c.bound)->constvalue);
     if (printed[0] == '{' || printed[0] == '[')
         return nullptr;  // an object's or array's text: no index lookup for those
@@ -264,6 +289,65 @@ Node *meta_condition(const CollectionRead &read, const Comparison &c) {
 }
 
 bool reads_only_meta(Node *node, const CollectionRead &read);
+
+// meta->>'k' IN (...) or = ANY(text[]) => meta->'k' = ANY(the jsonb values
+// printed as those texts).
+Node *meta_in_condition(const CollectionRead &read, ScalarArrayOpExpr *in) {
+    if (!in->useOr || list_length(in->args) != 2 || in->opno != TextEqualOperator)
+        return nullptr;
+    Node *array = static_cast<Node *>(lsecond(in->args));
+    Node *key = meta_text_key(read, static_cast<Node *>(linitial(in->args)));
+    if (key == nullptr || !is_bound(array) || exprType(array) != TEXTARRAYOID)
+        return nullptr;
+    Expr *subfield = meta_subfield(read, key);
+    if (subfield == nullptr)
+        return nullptr;
+    array = copy_node(array);
+    IncrementVarSublevelsUp(array, 1, 1);
+    return any_spelling(subfield, array);
+}
+
+// meta @> '{"k": v, ...}' => meta->'k' = v for each scalar v: containment
+// of an object's scalar member is jsonb equality.
+Node *meta_containment_condition(const CollectionRead &read, Node *qual) {
+    if (!IsA(qual, OpExpr) || list_length(castNode(OpExpr, qual)->args) != 2)
+        return nullptr;
+    OpExpr *op = castNode(OpExpr, qual);
+    set_opfuncid(op);
+    Node *contained =
+        eval_const_expressions(nullptr, copy_node(static_cast<Node *>(lsecond(op->args))));
+    Oid equals_op = jsonb_equals();
+    if (op->opfuncid != F_JSONB_CONTAINS ||
+        !is_column(static_cast<Node *>(linitial(op->args)), read, read.meta_column) ||
+        !IsA(contained, Const) || castNode(Const, contained)->constisnull || !OidIsValid(equals_op))
+        return nullptr;
+    Jsonb *object = DatumGetJsonbP(castNode(Const, contained)->constvalue);
+    if (!JB_ROOT_IS_OBJECT(object))
+        return nullptr;
+    List *parts = NIL;
+    JsonbIterator *it = JsonbIteratorInit(&object->root);
+    JsonbValue v;
+    JsonbIteratorToken token;
+    char *key = nullptr;
+    while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE) {
+        if (token == WJB_KEY) {
+            key = pnstrdup(v.val.string.val, v.val.string.len);
+        } else if (token == WJB_VALUE && v.type != jbvBinary) {
+            Node *name = reinterpret_cast<Node *>(makeConst(
+                TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum(key), false, false));
+            Expr *subfield = meta_subfield(read, name);
+            if (subfield == nullptr)
+                return nullptr;
+            Const *value = makeConst(JSONBOID, -1, InvalidOid, -1,
+                                     PointerGetDatum(JsonbValueToJsonb(&v)), false, false);
+            Expr *eq = make_opclause(equals_op, BOOLOID, false, subfield,
+                                     reinterpret_cast<Expr *>(value), InvalidOid, InvalidOid);
+            set_opfuncid(castNode(OpExpr, eq));
+            parts = lappend(parts, eq);
+        }
+    }
+    return all_of(parts);
+}
 
 // t IN (...) or t = ANY(array) on the time column: one equality's
 // condition per element for up to kMaxInElements known elements, else
@@ -387,9 +471,14 @@ Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or) {
         }
         return reinterpret_cast<Node *>(make_orclause(parts));
     }
-    if (IsA(qual, ScalarArrayOpExpr))
+    if (IsA(qual, ScalarArrayOpExpr)) {
         if (Node *in = time_in_condition(read, castNode(ScalarArrayOpExpr, qual)))
             return in;
+        if (Node *in = meta_in_condition(read, castNode(ScalarArrayOpExpr, qual)))
+            return in;
+    }
+    if (Node *contained = meta_containment_condition(read, qual))
+        return contained;
     Comparison c;
     if (as_comparison(qual, &c)) {
         // The bound moves one level down, into the view: references to outer

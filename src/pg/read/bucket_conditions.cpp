@@ -81,24 +81,48 @@ Jsonb *container_printed_as(const char *text) {
     return parsed;
 }
 
+// The jsonb values whose ->> text is `printed`, objects and arrays included.
+List *all_spellings(const char *printed) {
+    List *values = tscoll::pg::jsonb_spellings(printed);
+    if (printed[0] == '{' || printed[0] == '[')
+        if (Jsonb *container = container_printed_as(printed))
+            values = lappend(values, container);
+    return values;
+}
+
+Datum jsonb_array(List *values) {
+    Datum *items = static_cast<Datum *>(palloc(sizeof(Datum) * (list_length(values) + 1)));
+    int n = 0;
+    ListCell *lc;
+    foreach (lc, values)
+        items[n++] = PointerGetDatum(lfirst(lc));
+    return PointerGetDatum(construct_array(items, n, JSONBOID, -1, false, TYPALIGN_INT));
+}
+
 }  // namespace
 
 // tscoll._jsonb_spellings(text) RETURNS jsonb[]: the jsonb values whose ->>
 // text is `printed`, for meta->'k' = ANY(...) in place of meta->>'k' =
-// <parameter>; objects and arrays included.
+// <parameter>.
 TSCOLL_FUNCTION(tscoll_jsonb_spellings) {
+    return tscoll::pg::pg_call(
+        [&] { return jsonb_array(all_spellings(text_to_cstring(PG_GETARG_TEXT_PP(0)))); });
+}
+
+// tscoll._jsonb_spellings(text[]) RETURNS jsonb[]: the same for each
+// element (NULLs match nothing), for meta->>'k' IN (...) and = ANY(...).
+TSCOLL_FUNCTION(tscoll_jsonb_spellings_of_array) {
     return tscoll::pg::pg_call([&] {
-        char *printed = text_to_cstring(PG_GETARG_TEXT_PP(0));
-        List *values = tscoll::pg::jsonb_spellings(printed);
-        if (printed[0] == '{' || printed[0] == '[')
-            if (Jsonb *container = container_printed_as(printed))
-                values = lappend(values, container);
-        Datum *items = static_cast<Datum *>(palloc(sizeof(Datum) * (list_length(values) + 1)));
-        int n = 0;
-        ListCell *lc;
-        foreach (lc, values)
-            items[n++] = PointerGetDatum(lfirst(lc));
-        return PointerGetDatum(construct_array(items, n, JSONBOID, -1, false, TYPALIGN_INT));
+        ArrayType *array = PG_GETARG_ARRAYTYPE_P(0);
+        Datum *texts = nullptr;
+        bool *nulls = nullptr;
+        int count = 0;
+        deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &texts, &nulls, &count);
+        List *values = NIL;
+        for (int i = 0; i < count; i++)
+            if (!nulls[i])
+                values = list_concat(values, all_spellings(TextDatumGetCString(texts[i])));
+        return jsonb_array(values);
     });
 }
 
