@@ -156,6 +156,57 @@ SELECT compare($q$SELECT date_trunc('minute', t) AS g, max((doc->>'v')::float8) 
 EXPLAIN (COSTS OFF)
 SELECT date_trunc('hour', t, 'Asia/Kathmandu'), max((doc->>'v')::float8) FROM g GROUP BY 1;
 
+-- Two conditions on one field, NaN bounds (float8's order: NaN above every
+-- number), a meta or time field read through doc, and correlated bounds.
+SELECT compare(format($q$SELECT * FROM %%1$s WHERE %s$q$, c))
+  FROM unnest(ARRAY['(doc->>''v'')::float8 BETWEEN 10 AND 60',
+                    '(doc->>''v'')::float8 >= 10 AND (doc->>''v'')::float8 < 60 AND (doc->>''w'')::float8 > 100',
+                    '(doc->>''v'')::float8 < ''NaN''', '(doc->>''v'')::float8 >= ''NaN''']) c;
+SELECT compare($q$SELECT t, (doc->>'v')::float8 AS v FROM %1$s WHERE (doc->>'v')::float8 <= 'NaN' AND (doc->>'v')::float8 > 90$q$);
+SELECT compare($q$SELECT x, ARRAY(SELECT max((doc->>'v')::float8) FROM %1$s WHERE t <= o.x
+                                   GROUP BY date_trunc('minute', t) ORDER BY date_trunc('minute', t) DESC LIMIT 3)
+                    FROM (VALUES ('2024-03-09 12:00'::timestamptz), ('2024-03-10 01:00')) o(x)$q$);
+SELECT compare($q$SELECT x, ARRAY(SELECT count(*) FROM %1$s
+                                   GROUP BY date_bin(o.w, t, '2024-03-09') ORDER BY date_bin(o.w, t, '2024-03-09') DESC LIMIT 2)
+                    FROM (VALUES (1, interval '7 minutes'), (2, interval '1 hour')) o(x, w)$q$);
+SELECT compare($q$SELECT count(*), max(n) FROM (SELECT date_trunc('hour', t) a, date_trunc('hour', t) b, count(*) n
+                                                FROM %1$s GROUP BY a, b, random()) x$q$);
+SELECT tscoll.create_collection('sensors', 't', 'sensor') IS NOT NULL AS created;
+INSERT INTO sensors (t, sensor, doc)
+SELECT '2024-01-01'::timestamptz + i * interval '1 minute', to_jsonb(i % 3 + 6), jsonb_build_object('v', i)
+  FROM generate_series(1, 300) i;
+SELECT count(*) AS by_meta_field FROM (SELECT * FROM sensors WHERE (doc->>'sensor')::float8 = 7) s;
+SELECT count(*) AS by_time_field FROM (SELECT * FROM sensors WHERE (doc->>'v')::float8 > 100
+                                                         AND (doc->>'t')::timestamptz > '2024-01-01 03:00') s;
+-- date_trunc in a NULL zone is NULL: one group.
+PREPARE in_zone(text) AS SELECT date_trunc('day', t, $1) AS d, count(*) FROM g GROUP BY 1;
+EXECUTE in_zone(NULL);
+DEALLOCATE in_zone;
+-- date_bin's own errors for an infinite origin.
+SELECT date_bin('1 hour', t, '-infinity'), count(*) FROM g GROUP BY 1;
+-- Epoch groupings far from 1970: numeric's division rounds the last
+-- microseconds of a bin into the next, as on a plain table.
+CREATE TABLE far_plain AS
+SELECT t, jsonb_build_object('v', i) AS doc
+  FROM (SELECT '3000-01-01 00:00:00+00'::timestamptz + k * interval '1 minute' + d * interval '1 microsecond' AS t,
+               row_number() OVER () AS i
+          FROM generate_series(0, 30) k, unnest(ARRAY[-1, 0, 1]) d) x;
+SELECT tscoll.create_collection('far', 't') IS NOT NULL AS created;
+INSERT INTO far (t, doc) SELECT t, doc FROM far_plain;
+SELECT count(*) AS differ FROM (
+  (SELECT floor(extract(epoch from t) / 300) * 300 AS g, count(*), sum((doc->>'v')::float8) FROM far GROUP BY 1
+   EXCEPT ALL
+   SELECT floor(extract(epoch from t) / 300) * 300, count(*), sum((doc->>'v')::float8) FROM far_plain GROUP BY 1)
+  UNION ALL
+  (SELECT floor(extract(epoch from t) / 300) * 300, count(*), sum((doc->>'v')::float8) FROM far_plain GROUP BY 1
+   EXCEPT ALL
+   SELECT floor(extract(epoch from t) / 300) * 300 AS g, count(*), sum((doc->>'v')::float8) FROM far GROUP BY 1)) d;
+SELECT g, n FROM (SELECT floor(extract(epoch from t) / 300) * 300 AS g, count(*) AS n FROM far
+                   GROUP BY 1 ORDER BY 1 DESC LIMIT 3) x
+EXCEPT ALL
+SELECT g, n FROM (SELECT floor(extract(epoch from t) / 300) * 300 AS g, count(*) AS n FROM far_plain
+                   GROUP BY 1 ORDER BY 1 DESC LIMIT 3) y;
+
 -- A prepared statement, through its generic plan.
 PREPARE by_hour(timestamptz, timestamptz) AS
 SELECT date_trunc('hour', t) AS h, max((doc->>'v')::float8) AS v, count(*) AS n FROM g

@@ -379,13 +379,13 @@ CREATE FUNCTION tscoll._data_json(_id tscoll.objectid, data bytea, time_field te
     AS 'MODULE_PATHNAME', 'tscoll_data_json' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 -- The jsonb values whose ->> text is `printed`: the planner compares a meta
 -- subfield with them (meta->'k' = ANY(...)), which an index on the subfield
--- serves, where the query compares meta->>'k' with a parameter. Restricted:
--- an object's text is parsed in a subtransaction.
+-- serves, where the query compares meta->>'k' with a parameter. Parallel
+-- unsafe: an object's text is parsed in a subtransaction.
 CREATE FUNCTION tscoll._jsonb_spellings(printed text) RETURNS jsonb[]
-    AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings' LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
+    AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings' LANGUAGE C IMMUTABLE STRICT PARALLEL UNSAFE;
 CREATE FUNCTION tscoll._jsonb_spellings(printed text[]) RETURNS jsonb[]
     AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings_of_array'
-    LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
+    LANGUAGE C IMMUTABLE STRICT PARALLEL UNSAFE;
 
 -- The sum of a bucket's measurement sizes (the bucket size limit).
 CREATE FUNCTION tscoll._data_size(data bytea) RETURNS bigint

@@ -382,7 +382,20 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
         List *specs = text_array_strings(args, kAggregates);
         ExplainPropertyList("Decoded Fields", decoded_fields(args, specs), es);
         ExplainPropertyList("Partial Aggregates", aggregate_texts(specs), es);
-        if (const char *unit = text_argument(args, kUnit))
+        const char *unit = text_argument(args, kUnit);
+        Node *stride = list_length(args) > kGroupsOrigin
+                           ? static_cast<Node *>(list_nth(args, kGroupsStride))
+                           : nullptr;
+        if (stride != nullptr && !(IsA(stride, Const) && castNode(Const, stride)->constisnull))
+            ExplainPropertyText(
+                "Time Group",
+                psprintf("date_bin(%s, %s, %s)%s", deparse_expression(stride, context, true, false),
+                         text_argument(args, kTimeField) ? text_argument(args, kTimeField) : "time",
+                         deparse_expression(static_cast<Node *>(list_nth(args, kGroupsOrigin)),
+                                            context, true, false),
+                         unit != nullptr ? ", the query's expression applied to each" : ""),
+                es);
+        else if (unit != nullptr)
             ExplainPropertyText(
                 "Time Group",
                 list_length(args) > kGroupsZone
@@ -390,16 +403,6 @@ void explain_unpacking(CustomScan *plan, List *ancestors, ExplainState *es) {
                                deparse_expression(static_cast<Node *>(list_nth(args, kGroupsZone)),
                                                   context, true, false))
                     : unit,
-                es);
-        else if (list_length(args) > kGroupsOrigin)
-            ExplainPropertyText(
-                "Time Group",
-                psprintf("date_bin(%s, %s, %s)",
-                         deparse_expression(static_cast<Node *>(list_nth(args, kGroupsStride)),
-                                            context, true, false),
-                         text_argument(args, kTimeField) ? text_argument(args, kTimeField) : "time",
-                         deparse_expression(static_cast<Node *>(list_nth(args, kGroupsOrigin)),
-                                            context, true, false)),
                 es);
         if (List *window = window_texts(args, kGroupsWindow, context))
             ExplainPropertyList("Time Window", window, es);

@@ -253,9 +253,13 @@ Node *any_spelling(Expr *subfield, Node *printed) {
     any->opno = equals_op;
     any->opfuncid = get_opcode(equals_op);
     any->useOr = true;
-    any->args =
-        list_make2(subfield, makeFuncExpr(spellings, JSONBARRAYOID, list_make1(printed), InvalidOid,
-                                          DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL));
+    // Folded now where `printed` is constant: the function is parallel
+    // unsafe, and left in the query it would rule out parallel plans.
+    Node *values = reinterpret_cast<Node *>(
+        makeFuncExpr(spellings, JSONBARRAYOID, list_make1(printed), InvalidOid,
+                     DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL));
+    values = eval_const_expressions(nullptr, values);
+    any->args = list_make2(subfield, values);
     any->location = -1;
     return reinterpret_cast<Node *>(any);
 }

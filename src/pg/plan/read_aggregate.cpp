@@ -24,6 +24,8 @@ extern "C" {
 #include "utils/lsyscache.h"
 }
 
+#include <initializer_list>
+
 #include "pg/node_trees.hpp"
 
 namespace tscoll::pg::reads {
@@ -235,8 +237,11 @@ bool groups_by_time_and_meta(BucketAggregation *a) {
             get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), q->targetList));
         if (reads_only_meta(expr, *a->read))
             continue;
-        if (a->grouping.expr != nullptr)
-            return equal(a->grouping.expr, expr);
+        if (a->grouping.expr != nullptr) {
+            if (!equal(a->grouping.expr, expr))
+                return false;
+            continue;
+        }
         if (!exact_grouping(expr, *a->read, &a->grouping) &&
             !binned_grouping(expr, *a->read, &a->grouping))
             return false;
@@ -368,9 +373,13 @@ Node *into_view(Node *node) {
 void unpack_groups(BucketAggregation *a, Oid fn) {
     const CollectionRead &read = *a->read;
     const TimeGrouping &g = a->grouping;
-    Node *unit = g.unit != nullptr
-                     ? copy_node(g.unit)
-                     : reinterpret_cast<Node *>(makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID));
+    // An epoch grouping's bins: unit 'epoch' (read/unpack_groups.cpp, Bins).
+    Node *unit =
+        g.unit != nullptr ? copy_node(g.unit)
+        : !g.exact && g.stride != nullptr
+            ? reinterpret_cast<Node *>(makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+                                                 CStringGetTextDatum("epoch"), false, false))
+            : reinterpret_cast<Node *>(makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID));
     List *args = unpack_arguments(read);
     args = lappend(args, unit);
     args = lappend(args, text_array(a->specs));
@@ -487,6 +496,14 @@ int64 constant_count(Node *node) {
     return DatumGetInt64(castNode(Const, folded)->constvalue);
 }
 
+bool reads_a_column(Node *node, void *) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Var) || IsA(node, PlaceHolderVar))
+        return true;
+    return expression_tree_walker(node, walker(reads_a_column), nullptr);
+}
+
 // k (LIMIT plus OFFSET) when the query asks for the k latest time groups.
 int64 latest_groups_asked(const BucketAggregation &a) {
     Query *q = a.read->query;
@@ -503,6 +520,13 @@ int64 latest_groups_asked(const BucketAggregation &a) {
         !get_ordering_op_properties(sort->sortop, &opfamily, &type, &strategy) ||
         strategy != BTGreaterStrategyNumber)
         return 0;
+    // The bounds and bins move into a subquery of the view: an outer
+    // query's column there is not worth the levels it would need.
+    for (Node *moved :
+         {a.has_lower ? a.lower.bound : nullptr, a.has_upper ? a.upper.bound : nullptr,
+          a.grouping.stride, a.grouping.origin})
+        if (reads_a_column(moved, nullptr))
+            return 0;
     int64 count = constant_count(q->limitCount);
     int64 offset = q->limitOffset != nullptr ? constant_count(q->limitOffset) : 0;
     return count > 0 && offset >= 0 && count + offset <= 100000 ? count + offset : 0;
@@ -554,10 +578,12 @@ void read_latest_groups_only(const BucketAggregation &a) {
             bound_sql(a.upper, a.has_upper, 2), bins ? ", $3, $4" : "", lower.data,
             operator_of(a.upper.strategy), operator_of(a.upper.strategy));
     // %%s: the bucket table, filled in by analysed_bucket_condition.
+    // An epoch grouping may round the last microseconds of a bin into the
+    // next (Bins): the buckets of one bin more are read.
     char *condition = psprintf(
         "b.max_time >= coalesce((SELECT DISTINCT g FROM (SELECT %s AS g FROM %%s l "
-        "WHERE %s%s) AS known ORDER BY 1 DESC OFFSET " INT64_FORMAT " LIMIT 1), '-infinity')",
-        group, within.data, past_upper, k - 1);
+        "WHERE %s%s) AS known ORDER BY 1 DESC OFFSET " INT64_FORMAT " LIMIT 1), '-infinity')%s",
+        group, within.data, past_upper, k - 1, bins && !a.grouping.exact ? " - $3" : "");
     LatestGroups latest = {&a, a.has_lower ? a.lower.bound : nullptr,
                            a.has_upper ? a.upper.bound : nullptr, a.grouping.stride,
                            a.grouping.origin};

@@ -387,6 +387,14 @@ Const *text_array(List *strings) {
     return makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false);
 }
 
+// The text of a non-null text constant, else nullptr.
+const char *text_constant(Node *node) {
+    if (node == nullptr || !IsA(node, Const) || castNode(Const, node)->constisnull ||
+        castNode(Const, node)->consttype != TEXTOID)
+        return nullptr;
+    return TextDatumGetCString(castNode(Const, node)->constvalue);
+}
+
 // The query's conditions (doc->>'f')::float8 <op> <float8 constant>, of a
 // SELECT from the view alone, as _unpack_fields' filters ("<strategy><f>")
 // and bounds: it may drop the measurements that cannot match before it
@@ -399,6 +407,13 @@ struct Prefilters {
 Prefilters prefilters_of(const CollectionRead &read) {
     Prefilters result;
     if (!selects_from_view_alone(read))
+        return result;
+    List *args = unpack_arguments(read);
+    const char *time_field =
+        text_constant(static_cast<Node *>(list_nth(args, unpack_call::kTimeField)));
+    const char *meta_field =
+        text_constant(static_cast<Node *>(list_nth(args, unpack_call::kMetaField)));
+    if (time_field == nullptr)
         return result;
     ListCell *lc;
     foreach (lc, make_ands_implicit(reinterpret_cast<Expr *>(read.query->jointree->quals))) {
@@ -413,7 +428,10 @@ Prefilters prefilters_of(const CollectionRead &read) {
             continue;
         const char *key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, c.subject)->arg),
                                     read, F_JSONB_OBJECT_FIELD_TEXT);
-        if (key == nullptr)
+        // The time and meta fields read differently through doc (text, the
+        // meta value): not a measurement column to test.
+        if (key == nullptr || strcmp(key, time_field) == 0 ||
+            (meta_field != nullptr && strcmp(key, meta_field) == 0))
             continue;
         result.specs = lappend(result.specs, makeString(psprintf("%d%s", c.strategy, key)));
         result.bounds = lappend(result.bounds, c.bound);
@@ -543,9 +561,9 @@ void unpack_within_window(const CollectionRead &read, List *window, const Prefil
         return;
     List *args = list_concat(unpack_arguments(read), time_window(read, window));
     if (prefilters.specs != NIL &&
-        OidIsValid(unpack_variant(read, "_unpack",
-                                  {TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID, TEXTARRAYOID,
-                                   FLOAT8ARRAYOID}))) {
+        OidIsValid(unpack_variant(
+            read, "_unpack",
+            {TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID, BOOLOID, TEXTARRAYOID, FLOAT8ARRAYOID}))) {
         args = lappend(args, text_array(prefilters.specs));
         args = lappend(args, float8_array(prefilters.bounds));
     }

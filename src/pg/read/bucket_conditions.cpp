@@ -32,7 +32,12 @@ List *tscoll::pg::jsonb_spellings(const char *text) {
     size_t length = strlen(text);
     const char *digits = text + (text[0] == '-');
     const char *dot = strchr(digits, '.');
-    bool number = length > 0 && length < 1000 && isdigit(static_cast<unsigned char>(digits[0])) &&
+    // numeric holds up to 131072 digits before the point and 16383 after:
+    // a longer text is no number's output (and numeric_in would refuse it).
+    size_t before = dot != nullptr ? static_cast<size_t>(dot - digits) : strlen(digits);
+    size_t after = dot != nullptr ? strlen(dot + 1) : 0;
+    bool number = length > 0 && before <= 131072 && after <= 16383 &&
+                  isdigit(static_cast<unsigned char>(digits[0])) &&
                   strspn(digits, "0123456789.") == strlen(digits) &&
                   (dot == nullptr || strchr(dot + 1, '.') == nullptr);
     if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0 ||
@@ -68,8 +73,16 @@ Jsonb *container_printed_as(const char *text) {
     PG_CATCH();
     {
         MemoryContextSwitchTo(caller);
+        ErrorData *error = CopyErrorData();
         FlushErrorState();
         RollbackAndReleaseCurrentSubTransaction();
+        MemoryContextSwitchTo(caller);
+        CurrentResourceOwner = owner;
+        // Only what the text itself causes means "no such value"; a cancel
+        // or running out of memory is the query's error.
+        if (ERRCODE_TO_CATEGORY(error->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
+            error->sqlerrcode != ERRCODE_STATEMENT_TOO_COMPLEX)
+            ReThrowError(error);
         parsed = nullptr;
     }
     PG_END_TRY();

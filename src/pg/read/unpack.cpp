@@ -12,6 +12,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <memory>
@@ -83,18 +84,24 @@ struct Prefilter {
     size_t field = 0;  // _unpack_fields: into the output fields, of kind 'f'
 };
 
+// x <strategy> bound as float8 compares: NaN equals NaN and is above every
+// other number.
 bool passes(double x, int strategy, double bound) {
+    int order = std::isnan(x)       ? (std::isnan(bound) ? 0 : 1)
+                : std::isnan(bound) ? -1
+                : x < bound         ? -1
+                                    : (x > bound ? 1 : 0);
     switch (strategy) {
         case 1:
-            return x < bound;
+            return order < 0;
         case 2:
-            return x <= bound;
+            return order <= 0;
         case 3:
-            return x == bound;
+            return order == 0;
         case 4:
-            return x >= bound;
+            return order >= 0;
         default:
-            return x > bound;
+            return order > 0;
     }
 }
 
@@ -146,11 +153,18 @@ std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
 std::vector<bool> passing_rows(const tscoll::ObjectId &id, bytea *data,
                                const std::string &time_field,
                                const std::vector<Prefilter> &filters) {
-    std::vector<std::string> names;
-    for (const Prefilter &p : filters)
-        names.push_back(p.name);
+    std::vector<std::string> names;  // each field once: decode_float8 fills one column a name
+    std::vector<size_t> column_of;
+    for (const Prefilter &p : filters) {
+        size_t c = std::find(names.begin(), names.end(), p.name) - names.begin();
+        if (c == names.size())
+            names.push_back(p.name);
+        column_of.push_back(c);
+    }
     tscoll::Float8Columns bucket = tscoll::pg::decode_bucket_float8(id, data, time_field, names);
-    std::vector<tscoll::Float8Cursor> cursors(bucket.fields.begin(), bucket.fields.end());
+    std::vector<tscoll::Float8Cursor> cursors;  // one per filter, each walking the rows in order
+    for (size_t c : column_of)
+        cursors.emplace_back(bucket.fields[c]);
     std::vector<bool> rows(bucket.times.size());
     for (uint32_t row = 0; row < rows.size(); row++) {
         bool pass = true;

@@ -119,15 +119,28 @@ class Truncation {
 // for a stride it refuses (months, not positive), so that its errors stay.
 class Bins {
   public:
-    Bins(Datum stride, Datum origin)
-        : stride_(stride), origin_(origin), origin_micros_(DatumGetTimestampTz(origin)) {
+    // With `epoch_only_near`, the bins stand for floor(extract(epoch from
+    // t) / n), which the query applies to each bin's start. That is the
+    // same value for every time of a bin only within 10^10 s of 1970:
+    // further away, numeric's division rounds the last microseconds of a
+    // bin into the next. Such a time is a group of its own there.
+    Bins(Datum stride, Datum origin, bool epoch_only_near)
+        : stride_(stride),
+          origin_(origin),
+          origin_micros_(DatumGetTimestampTz(origin)),
+          epoch_only_near_(epoch_only_near) {
         const Interval *i = DatumGetIntervalP(stride);
-        if (i->month != 0 || pg_mul_s64_overflow(i->day, USECS_PER_DAY, &width_) ||
+        if (i->month != 0 || TIMESTAMP_NOT_FINITE(origin_micros_) ||
+            pg_mul_s64_overflow(i->day, USECS_PER_DAY, &width_) ||
             pg_add_s64_overflow(width_, i->time, &width_) || width_ <= 0)
             width_ = 0;
     }
 
     TimestampTz operator()(TimestampTz t) {
+        constexpr int64 kUnixEpoch = -(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+        constexpr int64 kNearEpoch = INT64CONST(10000000000) * USECS_PER_SEC;
+        if (epoch_only_near_ && (t <= kUnixEpoch - kNearEpoch || t >= kUnixEpoch + kNearEpoch))
+            return t;
         int64 since_origin, offset;
         TimestampTz start;
         if (width_ > 0 && !pg_sub_s64_overflow(t, origin_micros_, &since_origin) &&
@@ -144,8 +157,14 @@ class Bins {
     Datum stride_;
     Datum origin_;
     TimestampTz origin_micros_;
+    bool epoch_only_near_;
     int64 width_ = 0;  // microseconds; 0: left to date_bin
 };
+
+std::string text_of(Datum d) {
+    text *t = pg_call([&] { return DatumGetTextPP(d); });
+    return std::string(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+}
 
 // One output column: an aggregate of (doc->>'field')::float8, spelled
 // "<Float8Aggregate letter><field>" in the function's argument.
@@ -245,7 +264,8 @@ void put_groups(tscoll::pg::RowSink &sink, const std::vector<TimeGroup> &groups,
 // lower_strict boolean, upper timestamptz, upper_strict boolean) RETURNS
 // SETOF record: for each date_trunc(unit, time) of the measurements within
 // the bounds (unit NULL: one group, time NULL; with stride and origin after
-// upper_strict, date_bin(stride, time, origin); with a zone after those,
+// upper_strict, date_bin(stride, time, origin), or with unit 'epoch' the
+// bins of an epoch grouping (Bins); with a zone after those,
 // date_trunc(unit, time, zone)), a row of the group's start,
 // a NULL doc, and a column per aggregate (Aggregate): float8 for max, min
 // and sum, avg(float8)'s state float8[] for avg, bigint for counts.
@@ -273,14 +293,22 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     using tscoll::pg::unpack_call::kGroupsOrigin;
     using tscoll::pg::unpack_call::kGroupsStride;
     using tscoll::pg::unpack_call::kGroupsZone;
-    if (!PG_ARGISNULL(tscoll::pg::unpack_call::kUnit))
-        truncation.emplace(PG_GETARG_DATUM(tscoll::pg::unpack_call::kUnit),
-                           PG_NARGS() > kGroupsZone && !PG_ARGISNULL(kGroupsZone)
-                               ? std::optional<Datum>(PG_GETARG_DATUM(kGroupsZone))
-                               : std::nullopt);
-    else if (PG_NARGS() > kGroupsOrigin && !PG_ARGISNULL(kGroupsStride) &&
-             !PG_ARGISNULL(kGroupsOrigin))
-        bins.emplace(PG_GETARG_DATUM(kGroupsStride), PG_GETARG_DATUM(kGroupsOrigin));
+    using tscoll::pg::unpack_call::kUnit;
+    bool has_bins =
+        PG_NARGS() > kGroupsOrigin && !PG_ARGISNULL(kGroupsStride) && !PG_ARGISNULL(kGroupsOrigin);
+    bool has_zone = PG_NARGS() > kGroupsZone;
+    if (PG_ARGISNULL(kUnit) || (has_bins && text_of(PG_GETARG_DATUM(kUnit)) == "epoch")) {
+        // date_bin (strict: a NULL stride or origin makes one NULL group)
+        // or the bins of an epoch grouping.
+        if (has_bins)
+            bins.emplace(PG_GETARG_DATUM(kGroupsStride), PG_GETARG_DATUM(kGroupsOrigin),
+                         !PG_ARGISNULL(kUnit));
+    } else if (!has_zone || !PG_ARGISNULL(kGroupsZone)) {
+        // date_trunc; in a NULL zone it is NULL, one group.
+        truncation.emplace(
+            PG_GETARG_DATUM(kUnit),
+            has_zone ? std::optional<Datum>(PG_GETARG_DATUM(kGroupsZone)) : std::nullopt);
+    }
 
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     bytea *data = pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
