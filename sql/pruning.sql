@@ -297,6 +297,25 @@ SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM o WHERE m->>'k' IN ('x', '1.50');
 EXPLAIN (COSTS OFF) SELECT count(*) FROM o WHERE m @> '{"k": "x", "z": [1]}';
 RESET enable_seqscan;
+-- jsonb_build_object (evaluated when the query runs): the same, for
+-- members of scalar types; JSON null for NULL.
+INSERT INTO o VALUES ('2024-01-02', '{"k": null}', '{}');
+CREATE FUNCTION contained_counts(pruning boolean) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    result text;
+BEGIN
+    PERFORM set_config('tscoll.enable_bucket_pruning', pruning::text, true);
+    SELECT string_agg(w.k || '=' || n, ' ' ORDER BY w.k) INTO result
+      FROM (VALUES ('x'), ('1.50'), ('true')) w(k),
+           LATERAL (SELECT count(*) AS n FROM o WHERE m @> jsonb_build_object('k', w.k)) c;
+    RETURN result || ' num=' || (SELECT count(*) FROM o WHERE m @> jsonb_build_object('k', 1.5))
+           || ' null=' || (SELECT count(*) FROM o WHERE m @> jsonb_build_object('k', NULL::text))
+           || ' bool=' || (SELECT count(*) FROM o WHERE m @> jsonb_build_object('k', true, 'z', NULL::jsonb));
+END $$;
+SELECT contained_counts(true) AS pruned, contained_counts(false) AS unpruned;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM o WHERE m @> jsonb_build_object('k', 'x');
+RESET enable_seqscan;
 -- Pruning off: no bucket conditions, every field decoded.
 SET tscoll.enable_bucket_pruning = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM p WHERE t = '2024-03-02 10:00';

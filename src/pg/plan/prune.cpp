@@ -313,17 +313,82 @@ Node *meta_in_condition(const CollectionRead &read, ScalarArrayOpExpr *in) {
 
 // meta @> '{"k": v, ...}' => meta->'k' = v for each scalar v: containment
 // of an object's scalar member is jsonb equality.
+// meta @> jsonb_build_object('k', v, ...) => meta->'k' = to_jsonb(v) for
+// each constant key and scalar-typed v (NULL: JSON null), evaluated when
+// the query runs, as jsonb_build_object is.
+Node *built_object_condition(const CollectionRead &read, Node *built, Oid equals_op) {
+    if (!IsA(built, FuncExpr) || castNode(FuncExpr, built)->funcid != F_JSONB_BUILD_OBJECT_ANY ||
+        castNode(FuncExpr, built)->funcvariadic || !is_bound(built))
+        return nullptr;
+    List *args = castNode(FuncExpr, built)->args;
+    if (list_length(args) % 2 != 0)
+        return nullptr;
+    // Its untyped literals are text, as jsonb_build_object reads them.
+    auto as_text = [](Node *node) {
+        if (!IsA(node, Const) || castNode(Const, node)->consttype != UNKNOWNOID)
+            return node;
+        Const *c = castNode(Const, node);
+        return reinterpret_cast<Node *>(
+            makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+                      c->constisnull ? 0 : CStringGetTextDatum(DatumGetCString(c->constvalue)),
+                      c->constisnull, false));
+    };
+    List *parts = NIL;
+    for (int i = 0; i < list_length(args); i += 2) {
+        Node *key = as_text(static_cast<Node *>(list_nth(args, i)));
+        Node *value = as_text(copy_node(static_cast<Node *>(list_nth(args, i + 1))));
+        switch (exprType(value)) {
+            case TEXTOID:
+            case VARCHAROID:
+            case INT2OID:
+            case INT4OID:
+            case INT8OID:
+            case NUMERICOID:
+            case FLOAT4OID:
+            case FLOAT8OID:
+            case BOOLOID:
+                break;
+            default:
+                continue;  // may build a container: containment, not equality
+        }
+        if (!IsA(key, Const) || castNode(Const, key)->constisnull ||
+            castNode(Const, key)->consttype != TEXTOID)
+            return nullptr;
+        IncrementVarSublevelsUp(value, 1, 1);
+        CoalesceExpr *json = makeNode(CoalesceExpr);
+        json->coalescetype = JSONBOID;
+        json->args = list_make2(
+            makeFuncExpr(F_TO_JSONB, JSONBOID, list_make1(value), InvalidOid, InvalidOid,
+                         COERCE_EXPLICIT_CALL),
+            makeConst(JSONBOID, -1, InvalidOid, -1,
+                      DirectFunctionCall1(jsonb_in, CStringGetDatum("null")), false, false));
+        json->location = -1;
+        Expr *subfield = meta_subfield(read, key);
+        if (subfield == nullptr)
+            return nullptr;
+        Expr *eq = make_opclause(equals_op, BOOLOID, false, subfield,
+                                 reinterpret_cast<Expr *>(json), InvalidOid, InvalidOid);
+        set_opfuncid(castNode(OpExpr, eq));
+        parts = lappend(parts, eq);
+    }
+    return all_of(parts);
+}
+
 Node *meta_containment_condition(const CollectionRead &read, Node *qual) {
     if (!IsA(qual, OpExpr) || list_length(castNode(OpExpr, qual)->args) != 2)
         return nullptr;
     OpExpr *op = castNode(OpExpr, qual);
     set_opfuncid(op);
-    Node *contained =
-        eval_const_expressions(nullptr, copy_node(static_cast<Node *>(lsecond(op->args))));
     Oid equals_op = jsonb_equals();
     if (op->opfuncid != F_JSONB_CONTAINS ||
         !is_column(static_cast<Node *>(linitial(op->args)), read, read.meta_column) ||
-        !IsA(contained, Const) || castNode(Const, contained)->constisnull || !OidIsValid(equals_op))
+        !OidIsValid(equals_op))
+        return nullptr;
+    Node *contained =
+        eval_const_expressions(nullptr, copy_node(static_cast<Node *>(lsecond(op->args))));
+    if (!IsA(contained, Const))
+        return built_object_condition(read, contained, equals_op);
+    if (castNode(Const, contained)->constisnull)
         return nullptr;
     Jsonb *object = DatumGetJsonbP(castNode(Const, contained)->constvalue);
     if (!JB_ROOT_IS_OBJECT(object))
