@@ -121,3 +121,38 @@ SELECT count(*) FILTER (WHERE plan LIKE '%Partial Aggregates%') AS in_buckets,
        count(*) FILTER (WHERE plan LIKE '%Decoded Fields: all%') AS whole_documents,
        count(*) FILTER (WHERE plan LIKE '%Index%') AS through_an_index
   FROM (SELECT plan_of(query) AS plan FROM drawn) p;
+
+-- Forms beside the grammar: gap filling, aggregates that are not computed
+-- in buckets, a user's own view, and a UNION ALL of two collections.
+SELECT q, differ(q, true) AS fast, differ(q, false) AS slow
+  FROM unnest(ARRAY[
+    $q$SELECT g.h, x.top FROM generate_series('2024-03-09'::timestamptz, '2024-03-10', interval '1 hour') g(h)
+         LEFT JOIN (SELECT date_trunc('hour', t) AS h, max((doc->>'v')::float8) AS top FROM %1$s GROUP BY 1) x
+         ON x.h = g.h$q$,
+    $q$SELECT m->>'s' AS s, count(DISTINCT (doc->>'v')::float8), count(*) FILTER (WHERE (doc->>'v')::float8 > 0),
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY (doc->>'v')::float8) FROM %1$s GROUP BY 1$q$,
+    $q$SELECT h, top - lag(top) OVER (ORDER BY h) AS rise
+         FROM (SELECT date_bin('30 minutes', t, '2024-03-09') AS h, max((doc->>'v')::float8) AS top
+                 FROM %1$s WHERE t < '2024-03-09 12:00' GROUP BY 1) x$q$]) q;
+CREATE VIEW qf_user AS SELECT t, m->>'s' AS series, (doc->>'v')::float8 AS v FROM qf;
+CREATE VIEW qf_plain_user AS SELECT t, m->>'s' AS series, (doc->>'v')::float8 AS v FROM qf_plain;
+SELECT count(*) AS differ FROM (
+  (SELECT date_trunc('hour', t), series, max(v) FROM qf_user WHERE series IN ('1', '2') GROUP BY 1, 2
+   EXCEPT ALL
+   SELECT date_trunc('hour', t), series, max(v) FROM qf_plain_user WHERE series IN ('1', '2') GROUP BY 1, 2)
+  UNION ALL
+  (SELECT date_trunc('hour', t), series, max(v) FROM qf_plain_user WHERE series IN ('1', '2') GROUP BY 1, 2
+   EXCEPT ALL
+   SELECT date_trunc('hour', t), series, max(v) FROM qf_user WHERE series IN ('1', '2') GROUP BY 1, 2)) d;
+DROP VIEW qf_user, qf_plain_user;
+SELECT tscoll.create_collection('qf_other', 't', 'm') IS NOT NULL AS created;
+INSERT INTO qf_other SELECT t + interval '1 day', m, doc - '_id' - 't' - 'm' FROM qf_plain WHERE m->>'s' = '1';
+CREATE TABLE qf_other_plain AS SELECT t, m, doc - '_id' AS doc FROM qf_other;
+SELECT count(*) AS differ FROM (
+  (SELECT date_trunc('hour', t) h, max((doc->>'v')::float8) FROM (SELECT t, doc FROM qf UNION ALL SELECT t, doc FROM qf_other) u GROUP BY 1
+   EXCEPT ALL
+   SELECT date_trunc('hour', t) h, max((doc->>'v')::float8) FROM (SELECT t, doc FROM qf_plain UNION ALL SELECT t, doc FROM qf_other_plain) u GROUP BY 1)
+  UNION ALL
+  (SELECT date_trunc('hour', t) h, max((doc->>'v')::float8) FROM (SELECT t, doc FROM qf_plain UNION ALL SELECT t, doc FROM qf_other_plain) u GROUP BY 1
+   EXCEPT ALL
+   SELECT date_trunc('hour', t) h, max((doc->>'v')::float8) FROM (SELECT t, doc FROM qf UNION ALL SELECT t, doc FROM qf_other) u GROUP BY 1)) d;
