@@ -30,6 +30,9 @@ struct CollectionRead {
     Oid bucket_table;
 };
 
+// The text of a non-null text constant, else nullptr.
+const char *const_text(Node *node);
+
 // schema.name, as the parser's name lists have it.
 List *qualified(const char *schema, const char *name);
 

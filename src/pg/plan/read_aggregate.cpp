@@ -69,13 +69,6 @@ struct BucketAggregation {
     bool refused = false;
 };
 
-const char *const_text(Node *node) {
-    if (node == nullptr || !IsA(node, Const) || castNode(Const, node)->constisnull ||
-        castNode(Const, node)->consttype != TEXTOID)
-        return nullptr;
-    return TextDatumGetCString(castNode(Const, node)->constvalue);
-}
-
 // An argument of a time grouping that the view can evaluate per bucket:
 // nothing of the query's rows, nothing volatile.
 bool per_query(Node *node) {

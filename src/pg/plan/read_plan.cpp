@@ -71,6 +71,13 @@ extern "C" {
 
 namespace tscoll::pg::reads {
 
+const char *const_text(Node *node) {
+    if (node == nullptr || !IsA(node, Const) || castNode(Const, node)->constisnull ||
+        castNode(Const, node)->consttype != TEXTOID)
+        return nullptr;
+    return TextDatumGetCString(castNode(Const, node)->constvalue);
+}
+
 // schema.name, as the parser's name lists have it.
 List *qualified(const char *schema, const char *name) {
     return list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name)));
@@ -387,14 +394,6 @@ Const *text_array(List *strings) {
     return makeConst(TEXTARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false);
 }
 
-// The text of a non-null text constant, else nullptr.
-const char *text_constant(Node *node) {
-    if (node == nullptr || !IsA(node, Const) || castNode(Const, node)->constisnull ||
-        castNode(Const, node)->consttype != TEXTOID)
-        return nullptr;
-    return TextDatumGetCString(castNode(Const, node)->constvalue);
-}
-
 // The query's conditions (doc->>'f')::float8 <op> <float8 constant>, of a
 // SELECT from the view alone, as _unpack_fields' filters ("<strategy><f>")
 // and bounds: it may drop the measurements that cannot match before it
@@ -410,9 +409,9 @@ Prefilters prefilters_of(const CollectionRead &read) {
         return result;
     List *args = unpack_arguments(read);
     const char *time_field =
-        text_constant(static_cast<Node *>(list_nth(args, unpack_call::kTimeField)));
+        const_text(static_cast<Node *>(list_nth(args, unpack_call::kTimeField)));
     const char *meta_field =
-        text_constant(static_cast<Node *>(list_nth(args, unpack_call::kMetaField)));
+        const_text(static_cast<Node *>(list_nth(args, unpack_call::kMetaField)));
     if (time_field == nullptr)
         return result;
     ListCell *lc;

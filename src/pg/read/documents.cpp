@@ -18,14 +18,6 @@ bool jsonb_key_less(const std::string &a, const std::string &b) {
     return std::memcmp(a.data(), b.data(), a.size()) < 0;
 }
 
-JsonbValue string_of(const std::string &s) {
-    JsonbValue v;
-    v.type = jbvString;
-    v.val.string.val = const_cast<char *>(s.data());
-    v.val.string.len = static_cast<int>(s.size());
-    return v;
-}
-
 }  // namespace
 
 DocumentBuilder::DocumentBuilder(const BucketData &bucket, const std::string &time_field,
@@ -50,7 +42,7 @@ Jsonb *DocumentBuilder::build(uint32_t row) {
     pairs_.clear();
     for (Key &key : keys_) {
         JsonbPair pair;
-        pair.key = string_of(key.name);
+        pair.key = string_value(key.name);
         pair.order = static_cast<uint32>(pairs_.size());
         if (key.column == nullptr) {
             pair.value = meta_;
@@ -63,7 +55,7 @@ Jsonb *DocumentBuilder::build(uint32_t row) {
             const Value &v = key.column->values[key.next];
             if (key.is_time && v.is(Value::Kind::Date)) {
                 time_text_ = format_canonical_date(v.as_date());
-                pair.value = string_of(time_text_);
+                pair.value = string_value(time_text_);
             } else {
                 pair.value = jsonb_value_of(v);
             }

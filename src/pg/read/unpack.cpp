@@ -148,19 +148,30 @@ std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
     return result;
 }
 
+// Each name once, as decode_float8 fills one column a name, and for each of
+// `names` its index among them.
+std::vector<std::string> distinct(const std::vector<std::string> &names,
+                                  std::vector<size_t> *index_of) {
+    std::vector<std::string> result;
+    for (const std::string &name : names) {
+        size_t c = std::find(result.begin(), result.end(), name) - result.begin();
+        if (c == result.size())
+            result.push_back(name);
+        index_of->push_back(c);
+    }
+    return result;
+}
+
 // Which of a bucket's measurements pass `filters`, read from the filtered
 // fields alone.
 std::vector<bool> passing_rows(const tscoll::ObjectId &id, bytea *data,
                                const std::string &time_field,
                                const std::vector<Prefilter> &filters) {
-    std::vector<std::string> names;  // each field once: decode_float8 fills one column a name
+    std::vector<std::string> filtered;
+    for (const Prefilter &p : filters)
+        filtered.push_back(p.name);
     std::vector<size_t> column_of;
-    for (const Prefilter &p : filters) {
-        size_t c = std::find(names.begin(), names.end(), p.name) - names.begin();
-        if (c == names.size())
-            names.push_back(p.name);
-        column_of.push_back(c);
-    }
+    std::vector<std::string> names = distinct(filtered, &column_of);
     tscoll::Float8Columns bucket = tscoll::pg::decode_bucket_float8(id, data, time_field, names);
     std::vector<tscoll::Float8Cursor> cursors;  // one per filter, each walking the rows in order
     for (size_t c : column_of)
@@ -182,14 +193,11 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
                           const std::string &time_field, const std::vector<FieldColumn> &fields,
                           const std::vector<Prefilter> &prefilters,
                           const tscoll::pg::TimeRange &range) {
-    std::vector<std::string> names;
+    std::vector<std::string> wanted;
+    for (const FieldColumn &f : fields)
+        wanted.push_back(f.name);
     std::vector<size_t> column_of;  // for each field, its column in the decoded bucket
-    for (const FieldColumn &f : fields) {
-        size_t c = std::find(names.begin(), names.end(), f.name) - names.begin();
-        if (c == names.size())
-            names.push_back(f.name);
-        column_of.push_back(c);
-    }
+    std::vector<std::string> names = distinct(wanted, &column_of);
     tscoll::Float8Columns bucket = tscoll::pg::decode_bucket_float8(id, data, time_field, names);
     std::vector<tscoll::Float8Cursor> cursors(bucket.fields.begin(), bucket.fields.end());
     // Each column's entry of the row, member by member: copied whole, the

@@ -56,15 +56,6 @@ JsonbValue palloc_string_value(const std::string &s) {
     return v;
 }
 
-// A string that outlives the jsonb under construction (a Value's own).
-JsonbValue string_value(const std::string &s) {
-    JsonbValue v;
-    v.type = jbvString;
-    v.val.string.val = const_cast<char *>(s.data());
-    v.val.string.len = static_cast<int>(s.size());
-    return v;
-}
-
 // What numeric_in makes of `text`. Plain decimals of up to 18 digits, as
 // measurements mostly hold, are built from their digits and scale, which
 // gives numeric_in's value and display scale without its parse.
@@ -165,6 +156,14 @@ JsonbValue *push_value(JsonbParseState **state, const Value &value,
 }
 
 }  // namespace
+
+JsonbValue string_value(const std::string &s) {
+    JsonbValue v;
+    v.type = jbvString;
+    v.val.string.val = const_cast<char *>(s.data());
+    v.val.string.len = static_cast<int>(s.size());
+    return v;
+}
 
 JsonbValue jsonb_value_of(const Value &value) {
     switch (value.kind()) {

@@ -7,6 +7,8 @@ extern "C" {
 #include "utils/jsonb.h"
 }
 
+#include <string>
+
 #include "core/value.hpp"
 
 namespace tscoll::pg {
@@ -14,7 +16,9 @@ namespace tscoll::pg {
 Value jsonb_to_value(Jsonb *jsonb);
 // Dates become {"$date": "<canonical text>"}, ObjectIds 24 hex digits.
 Jsonb *value_to_jsonb(const Value &value);
-// The same as a JsonbValue for JsonbValueToJsonb, containers built with
+// A jsonb string of `s`, which must outlive the jsonb built with it.
+JsonbValue string_value(const std::string &s);
+// `value` as a JsonbValue for JsonbValueToJsonb, containers built with
 // their keys in jsonb's order; strings point into `value`, which must
 // outlive it.
 JsonbValue jsonb_value_of(const Value &value);
