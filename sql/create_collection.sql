@@ -184,8 +184,20 @@ SELECT try($$SELECT tscoll.insert_many('not_a_collection', '[]')$$);
 SELECT try($$SELECT tscoll.collection_stats('not_a_collection')$$);
 DROP TABLE not_a_collection;
 
--- typed fields arrive with the storage milestone
-SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '{"temp": "float8"}')$$);
+-- typed fields (sql/typed_fields.sql has the rest): their errors in the
+-- same table's terms, nothing left behind
+SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '{"temp": "float4"}')$$);
+SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '{"temp": 8}')$$);
+SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '["temp"]')$$);
+SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '{"t": "text"}')$$);
+SELECT try($$SELECT tscoll.create_collection('typed', 't', 'm', fields => '{"m": "text"}')$$);
+SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '{"doc": "text"}')$$);
+SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '{"a.b": "text"}')$$);
+SELECT try($$SELECT tscoll.create_collection('typed', 't', fields => '{"$a": "text"}')$$);
+SELECT opts('{"timeseries": {"timeField": "t"}, "fields": {"x": "jsonb"}}');
+SELECT opts('{"timeseries": {"timeField": "t"}, "fields": {"x": "json"}}');
+SELECT tscoll.drop_collection('c');
+SELECT footprint();
 
 SELECT name, bucket_table FROM tscoll.list_collections();
 -- Never in the extension's own schema (a role named tscoll would otherwise

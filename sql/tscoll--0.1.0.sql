@@ -139,7 +139,8 @@ CREATE TABLE tscoll.collections (
     bucket_max_span_seconds integer NOT NULL CHECK (bucket_max_span_seconds BETWEEN 1 AND 31536000),
     bucket_rounding_seconds integer NOT NULL CHECK (bucket_rounding_seconds BETWEEN 1 AND 31536000),
     expire_after_seconds bigint CHECK (expire_after_seconds >= 0),
-    bucketing_changed boolean NOT NULL DEFAULT false  -- did coll_mod ever change span/rounding?
+    bucketing_changed boolean NOT NULL DEFAULT false,  -- did coll_mod ever change span/rounding?
+    fields jsonb NOT NULL DEFAULT '{}'  -- typed fields: {"<name>": "<type>"}, view columns after doc
 );
 COMMENT ON TABLE tscoll.collections IS 'tscoll time-series collections, one row each';
 SELECT pg_catalog.pg_extension_config_dump('tscoll.collections', '');
@@ -426,6 +427,31 @@ CREATE FUNCTION tscoll._untranslated(collection regclass, command text) RETURNS 
 CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text)
     RETURNS timestamptz AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE STRICT;
 
+-- Typed fields (doc/REFERENCE.md, Typed fields): a view column of type T
+-- for field f is tscoll._as_T(doc -> 'f'), NULL for a value of another
+-- type. The planner reads such a column straight from the field's column
+-- data, as it reads (doc->>'f')::float8.
+CREATE FUNCTION tscoll._as_float8(value jsonb) RETURNS float8
+    AS 'MODULE_PATHNAME', 'tscoll_as_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_int8(value jsonb) RETURNS int8
+    AS 'MODULE_PATHNAME', 'tscoll_as_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_int4(value jsonb) RETURNS int4
+    AS 'MODULE_PATHNAME', 'tscoll_as_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_text(value jsonb) RETURNS text
+    AS 'MODULE_PATHNAME', 'tscoll_as_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_bool(value jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_as_bool' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_timestamptz(value jsonb) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'tscoll_as_timestamptz' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The view's column for typed field `name` of `type`, over unpacked m.
+CREATE FUNCTION tscoll._typed_column(name text, type text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT CASE WHEN type = 'jsonb' THEN format('m.doc -> %L AS %I', name, name)
+            ELSE format('tscoll._as_%s(m.doc -> %L) AS %I', type, name, name) END
+$$;
+
 ------------------------------------------------------------------------------
 -- Collections.
 ------------------------------------------------------------------------------
@@ -444,7 +470,8 @@ SELECT jsonb_strip_nulls(jsonb_build_object(
         'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
         'bucketRoundingSeconds',
             CASE WHEN c.granularity IS NULL THEN c.bucket_rounding_seconds END),
-    'expireAfterSeconds', c.expire_after_seconds))
+    'expireAfterSeconds', c.expire_after_seconds,
+    'fields', NULLIF(c.fields, '{}')))
 $$;
 
 -- The bucket table's name for a view name.
@@ -481,6 +508,71 @@ $$;
 
 -- Creates the bucket table, its default index, the view and the catalog
 -- row of a new collection. `o` is the output of _validate_options.
+-- Creates (or, with `replace`, redefines with more typed fields) a
+-- collection's view and its rules: the time, meta and doc columns, then
+-- the typed fields `typed` (types in `fields`) in that order.
+CREATE FUNCTION tscoll._define_view(view text, buckets text, time_field text, meta_field text,
+                                    fields jsonb, typed text[], replace boolean) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    typed_columns text := (SELECT string_agg(', ' || tscoll._typed_column(t.name, fields ->> t.name), ''
+                                             ORDER BY t.n)
+                             FROM unnest(typed) WITH ORDINALITY t(name, n));
+    typed_nulls text := (SELECT string_agg(format(', NULL::%s', fields ->> t.name), '' ORDER BY t.n)
+                           FROM unnest(typed) WITH ORDINALITY t(name, n));
+    typed_unchanged text := (SELECT string_agg(format(' AND NEW.%1$I IS NOT DISTINCT FROM OLD.%1$I',
+                                                      t.name), '' ORDER BY t.n)
+                               FROM unnest(typed) WITH ORDINALITY t(name, n));
+    same_series text;
+    in_bucket text;
+BEGIN
+    EXECUTE pg_catalog.format(
+        'CREATE %s VIEW %s AS SELECT m."time" AS %I, %s m.doc%s
+           FROM %s b, LATERAL tscoll._unpack(b._id, b.meta, b.data, %L, %L) m',
+        CASE WHEN replace THEN 'OR REPLACE' ELSE '' END, view, time_field,
+        CASE WHEN meta_field IS NULL THEN ''
+             ELSE pg_catalog.format('b.meta AS %I,', meta_field) END,
+        coalesce(typed_columns, ''), buckets, time_field, meta_field);
+    -- Without the translation (src/pg/dml/rule_fallback.cpp): each bucket paired
+    -- with the matched measurements of its series and time range. A rule's
+    -- RETURNING list has a column for each of the view's.
+    same_series := CASE WHEN meta_field IS NULL THEN ''
+                        ELSE format('coalesce(b.meta::text, '''') = coalesce(OLD.%I::text, '''') AND ',
+                                    meta_field) END;
+    in_bucket := format('OLD.%1$I >= b.min_time AND OLD.%1$I <= b.max_time', time_field);
+    IF meta_field IS NULL THEN
+        EXECUTE format(
+            'CREATE OR REPLACE RULE untranslated_update AS ON UPDATE TO %s
+               DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''UPDATE'')', view, view);
+    ELSE
+        EXECUTE format(
+            'CREATE OR REPLACE RULE update_meta AS ON UPDATE TO %1$s DO INSTEAD
+               UPDATE %2$s b SET meta = NEW.%3$I WHERE %5$s%6$s
+                  AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
+                                         b.min_time, b.max_time, b.data, OLD.%4$I, OLD.%3$I,
+                                         OLD.doc, NEW.%3$I,
+                                         NEW.%4$I IS NOT DISTINCT FROM OLD.%4$I
+                                         AND NEW.doc IS NOT DISTINCT FROM OLD.doc%8$s)
+               RETURNING tscoll._untranslated_returning(%1$L::regclass, ''UPDATE''),
+                         NULL::jsonb, NULL::jsonb%7$s',
+            view, buckets, meta_field, time_field, same_series, in_bucket,
+            coalesce(typed_nulls, ''), coalesce(typed_unchanged, ''));
+    END IF;
+    EXECUTE format(
+        'CREATE OR REPLACE RULE delete_buckets AS ON DELETE TO %1$s DO INSTEAD
+           DELETE FROM %2$s b WHERE %4$s%5$s
+              AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
+                                     b.min_time, b.max_time, b.data, OLD.%3$I, %7$s,
+                                     OLD.doc, NULL, true)
+           RETURNING tscoll._untranslated_returning(%1$L::regclass, ''DELETE''), %6$s NULL::jsonb%8$s',
+        view, buckets, time_field, same_series, in_bucket,
+        CASE WHEN meta_field IS NULL THEN '' ELSE 'NULL::jsonb,' END,
+        CASE WHEN meta_field IS NULL THEN 'NULL' ELSE format('OLD.%I', meta_field) END,
+        coalesce(typed_nulls, ''));
+END
+$$;
+
 CREATE FUNCTION tscoll._create_collection_objects(
     schema_name text, rel_name text, o jsonb) RETURNS regclass
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
@@ -490,8 +582,6 @@ DECLARE
     meta_field text := o ->> 'metaField';
     buckets text := pg_catalog.format('%I.%I', schema_name, tscoll._bucket_table_name(rel_name));
     view text := pg_catalog.format('%I.%I', schema_name, rel_name);
-    same_series text;
-    in_bucket text;
     c tscoll.collections;
 BEGIN
     -- min_time/max_time are derived from control so that indexes and
@@ -511,62 +601,24 @@ BEGIN
         'COMMENT ON TABLE %s IS %L', buckets,
         pg_catalog.format('buckets of the time-series collection %s', view));
 
-    EXECUTE pg_catalog.format(
-        'CREATE VIEW %s AS SELECT m."time" AS %I, %s m.doc
-           FROM %s b, LATERAL tscoll._unpack(b._id, b.meta, b.data, %L, %L) m',
-        view, time_field,
-        CASE WHEN meta_field IS NULL THEN ''
-             ELSE pg_catalog.format('b.meta AS %I,', meta_field) END,
-        buckets, time_field, meta_field);
+    PERFORM tscoll._define_view(view, buckets, time_field, meta_field, o -> 'fields',
+                                ARRAY(SELECT jsonb_object_keys(o -> 'fields')), false);
     EXECUTE pg_catalog.format(
         'CREATE TRIGGER gather_measurements INSTEAD OF INSERT ON %s
            FOR EACH ROW EXECUTE FUNCTION tscoll._insert_measurement()', view);
     EXECUTE pg_catalog.format(
         'CREATE TRIGGER write_buckets AFTER INSERT ON %s
            FOR EACH STATEMENT EXECUTE FUNCTION tscoll._write_buckets()', view);
-    -- Without the translation (src/pg/dml/rule_fallback.cpp): each bucket paired
-    -- with the matched measurements of its series and time range.
-    same_series := CASE WHEN meta_field IS NULL THEN ''
-                        ELSE format('coalesce(b.meta::text, '''') = coalesce(OLD.%I::text, '''') AND ',
-                                    meta_field) END;
-    in_bucket := format('OLD.%1$I >= b.min_time AND OLD.%1$I <= b.max_time', time_field);
-    IF meta_field IS NULL THEN
-        EXECUTE format(
-            'CREATE RULE untranslated_update AS ON UPDATE TO %s
-               DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''UPDATE'')', view, view);
-    ELSE
-        EXECUTE format(
-            'CREATE RULE update_meta AS ON UPDATE TO %1$s DO INSTEAD
-               UPDATE %2$s b SET meta = NEW.%3$I WHERE %5$s%6$s
-                  AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
-                                         b.min_time, b.max_time, b.data, OLD.%4$I, OLD.%3$I,
-                                         OLD.doc, NEW.%3$I,
-                                         NEW.%4$I IS NOT DISTINCT FROM OLD.%4$I
-                                         AND NEW.doc IS NOT DISTINCT FROM OLD.doc)
-               RETURNING tscoll._untranslated_returning(%1$L::regclass, ''UPDATE''),
-                         NULL::jsonb, NULL::jsonb',
-            view, buckets, meta_field, time_field, same_series, in_bucket);
-    END IF;
-    EXECUTE format(
-        'CREATE RULE delete_buckets AS ON DELETE TO %1$s DO INSTEAD
-           DELETE FROM %2$s b WHERE %4$s%5$s
-              AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
-                                     b.min_time, b.max_time, b.data, OLD.%3$I, %7$s,
-                                     OLD.doc, NULL, true)
-           RETURNING tscoll._untranslated_returning(%1$L::regclass, ''DELETE''), %6$s NULL::jsonb',
-        view, buckets, time_field, same_series, in_bucket,
-        CASE WHEN meta_field IS NULL THEN '' ELSE 'NULL::jsonb,' END,
-        CASE WHEN meta_field IS NULL THEN 'NULL' ELSE format('OLD.%I', meta_field) END);
     EXECUTE pg_catalog.format(
         'COMMENT ON VIEW %s IS %L', view,
         pg_catalog.format('time-series collection (buckets in %s)', buckets));
 
     INSERT INTO tscoll.collections (view, bucket_table, time_field, meta_field, granularity,
                                     bucket_max_span_seconds, bucket_rounding_seconds,
-                                    expire_after_seconds)
+                                    expire_after_seconds, fields)
     VALUES (view::regclass, buckets::regclass, time_field, meta_field, o ->> 'granularity',
             (o ->> 'bucketMaxSpanSeconds')::integer, (o ->> 'bucketRoundingSeconds')::integer,
-            (o ->> 'expireAfterSeconds')::bigint)
+            (o ->> 'expireAfterSeconds')::bigint, o -> 'fields')
     RETURNING * INTO c;
     IF meta_field IS NOT NULL THEN
         -- MongoDB's default index: meta, then time.
@@ -587,6 +639,7 @@ SELECT c.time_field = o ->> 'timeField'
    AND c.bucket_max_span_seconds = (o ->> 'bucketMaxSpanSeconds')::integer
    AND c.bucket_rounding_seconds = (o ->> 'bucketRoundingSeconds')::integer
    AND c.expire_after_seconds IS NOT DISTINCT FROM (o ->> 'expireAfterSeconds')::bigint
+   AND c.fields = o -> 'fields'
 $$;
 
 -- tscoll's functions resolve names in pg_catalog and tscoll alone (SET
@@ -664,11 +717,6 @@ CREATE FUNCTION tscoll._create_options(
     LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
 $$
 BEGIN
-    IF fields IS NOT NULL THEN
-        RAISE EXCEPTION 'typed fields are not supported by this version of tscoll'
-            USING ERRCODE = '0A000',
-                  HINT = 'Create the collection without "fields"; read values from doc.';
-    END IF;
     RETURN jsonb_build_object('timeseries', jsonb_strip_nulls(
             jsonb_build_object(
                 'timeField', time_field,
@@ -677,7 +725,9 @@ BEGIN
                 'bucketMaxSpanSeconds', bucket_max_span_seconds,
                 'bucketRoundingSeconds', bucket_rounding_seconds)))
         || CASE WHEN expire_after_seconds IS NULL THEN '{}'::jsonb
-                ELSE jsonb_build_object('expireAfterSeconds', expire_after_seconds) END;
+                ELSE jsonb_build_object('expireAfterSeconds', expire_after_seconds) END
+        || CASE WHEN fields IS NULL THEN '{}'::jsonb
+                ELSE jsonb_build_object('fields', fields) END;
 END
 $$;
 
@@ -810,7 +860,8 @@ BEGIN
                 ELSE '{}' END
         || tscoll._bucket_counters(c.view)
         || jsonb_build_object('numMeasurements', measurements, 'totalSize', total,
-                              'uncompressedSize', uncompressed);
+                              'uncompressedSize', uncompressed)
+        || CASE WHEN c.fields = '{}' THEN '{}' ELSE jsonb_build_object('fields', c.fields) END;
 END
 $$;
 COMMENT ON FUNCTION tscoll.collection_stats(regclass) IS
@@ -1071,7 +1122,8 @@ BEGIN
         'timeField', c.time_field, 'metaField', c.meta_field, 'granularity', c.granularity,
         'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
         'bucketRoundingSeconds', c.bucket_rounding_seconds,
-        'expireAfterSeconds', c.expire_after_seconds), coalesce(changes, 'null'));
+        'expireAfterSeconds', c.expire_after_seconds, 'fields', c.fields),
+        coalesce(changes, 'null'));
     IF jsonb_typeof(result->'index') = 'object' THEN
         i := tscoll._coll_mod_index(c, result->'index');
         IF result->'index' ? 'expireAfterSeconds' THEN
@@ -1093,9 +1145,17 @@ BEGIN
            bucket_max_span_seconds = (o->>'bucketMaxSpanSeconds')::int,
            bucket_rounding_seconds = (o->>'bucketRoundingSeconds')::int,
            expire_after_seconds = (o->>'expireAfterSeconds')::bigint,
-           bucketing_changed = bucketing_changed OR (result->>'bucketingChanged')::boolean
+           bucketing_changed = bucketing_changed OR (result->>'bucketingChanged')::boolean,
+           fields = o->'fields'
      WHERE view = c.view
     RETURNING * INTO c;
+    IF result->'addedFields' <> '{}' THEN
+        -- New columns go after the view's own: a view's columns never move.
+        PERFORM tscoll._define_view(
+            c.view::text, c.bucket_table::text, c.time_field, c.meta_field, c.fields,
+            tscoll._typed_columns_of(c) || ARRAY(SELECT jsonb_object_keys(result->'addedFields')),
+            true);
+    END IF;
     IF (result->>'bucketingChanged')::boolean THEN
         PERFORM tscoll._forget_series(c.bucket_table);
     END IF;
@@ -1266,6 +1326,16 @@ BEGIN
 END
 $$;
 
+-- The view's typed field columns, in their order.
+CREATE FUNCTION tscoll._typed_columns_of(c tscoll.collections) RETURNS text[]
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT coalesce(array_agg(attname::text ORDER BY attnum), '{}')
+  FROM pg_attribute
+ WHERE attrelid = c.view AND NOT attisdropped
+   AND attnum > (SELECT attnum FROM pg_attribute WHERE attrelid = c.view AND attname = 'doc')
+$$;
+
 -- The view's columns must still be named after the time and meta fields.
 CREATE FUNCTION tscoll._check_view_columns(c tscoll.collections) RETURNS void
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
@@ -1274,9 +1344,15 @@ DECLARE
     expected text[] := CASE WHEN c.meta_field IS NULL THEN ARRAY[c.time_field, 'doc']
                             ELSE ARRAY[c.time_field, c.meta_field, 'doc'] END;
     actual text[];
+    typed text[] := tscoll._typed_columns_of(c);
 BEGIN
     SELECT array_agg(attname::text ORDER BY attnum) INTO actual
       FROM pg_attribute WHERE attrelid = c.view AND attnum > 0 AND NOT attisdropped;
+    -- The typed fields follow in the order they were added.
+    IF (SELECT array_agg(k ORDER BY k) FROM unnest(typed) k)
+           IS NOT DISTINCT FROM (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(c.fields) k) THEN
+        expected := expected || typed;
+    END IF;
     IF actual IS DISTINCT FROM expected THEN
         RAISE EXCEPTION 'cannot change the columns of time-series collection "%"', c.view
             USING ERRCODE = '0A000',

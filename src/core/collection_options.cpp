@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
+
 namespace tscoll {
 
 namespace {
@@ -91,6 +93,38 @@ void check_field_names(const CollectionOptions &o) {
         invalid("\"metaField\" must not be \"doc\", the name of the document column");
 }
 
+// A typed field's name is a measurement field's and a view column's.
+void check_typed_field(const CollectionOptions &o, const std::string &name) {
+    check_field_name(("fields." + name).c_str(), name);
+    if (name == o.time_field)
+        invalid("typed field " + quoted(name) +
+                " is the time field, which the view has as a column already");
+    if (o.meta_field == name)
+        invalid("typed field " + quoted(name) +
+                " is the meta field, which the view has as a column already");
+    if (name == "doc")
+        invalid("typed field \"doc\" would clash with the view's document column");
+}
+
+// {"<name>": "<type>", ...}: each new field checked against `o`.
+std::vector<TypedField> parse_typed_fields(const CollectionOptions &o, const Value &fields) {
+    if (!fields.is(Value::Kind::Object))
+        type_mismatch("fields", "an object", fields);
+    std::vector<TypedField> result;
+    for (const Member &m : fields.as_object()) {
+        if (!m.value.is(Value::Kind::String))
+            type_mismatch("fields." + m.key, "a type name", m.value);
+        check_typed_field(o, m.key);
+        std::optional<std::string> type = typed_field_type(m.value.as_string());
+        if (!type)
+            invalid("typed field " + quoted(m.key) + " has unknown type " +
+                    quoted(m.value.as_string()) +
+                    "; the types are float8, int8, int4, text, bool, timestamptz and jsonb");
+        result.push_back({m.key, *type});
+    }
+    return result;
+}
+
 void set_bucketing(CollectionOptions &o, const std::optional<std::string> &granularity,
                    std::optional<int64_t> span, std::optional<int64_t> rounding) {
     if (!granularity && (span || rounding)) {
@@ -135,6 +169,24 @@ void set_expiry(CollectionOptions &o, std::optional<int64_t> expire) {
 
 }  // namespace
 
+std::optional<std::string> typed_field_type(std::string_view name) {
+    static const std::pair<const char *, const char *> aliases[] = {
+        {"double precision", "float8"},
+        {"bigint", "int8"},
+        {"integer", "int4"},
+        {"int", "int4"},
+        {"boolean", "bool"},
+        {"timestamp with time zone", "timestamptz"},
+    };
+    for (const char *type : kTypedFieldTypes)
+        if (name == type)
+            return std::string(type);
+    for (const auto &[alias, type] : aliases)
+        if (name == alias)
+            return std::string(type);
+    return std::nullopt;
+}
+
 const char *granularity_name(Granularity g) {
     switch (g) {
         case Granularity::Seconds:
@@ -170,7 +222,7 @@ bool CollectionOptions::operator==(const CollectionOptions &o) const {
     return time_field == o.time_field && meta_field == o.meta_field &&
            granularity == o.granularity && bucket_max_span_seconds == o.bucket_max_span_seconds &&
            bucket_rounding_seconds == o.bucket_rounding_seconds &&
-           expire_after_seconds == o.expire_after_seconds;
+           expire_after_seconds == o.expire_after_seconds && fields == o.fields;
 }
 
 CollectionOptions parse_create_options(const Value &options) {
@@ -194,13 +246,16 @@ CollectionOptions parse_create_options(const Value &options) {
         *ts,
         {"timeField", "metaField", "granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds"},
         " in \"timeseries\"");
-    check_known_keys(options, {"timeseries", "expireAfterSeconds"}, "");
+    check_known_keys(options, {"timeseries", "expireAfterSeconds", "fields"}, "");
     check_field_names(o);
     std::optional<std::string> granularity = string_option(*ts, "granularity");
     std::optional<int64_t> span = integer_option(*ts, "bucketMaxSpanSeconds");
     std::optional<int64_t> rounding = integer_option(*ts, "bucketRoundingSeconds");
     set_bucketing(o, granularity, span, rounding);
     set_expiry(o, integer_option(options, "expireAfterSeconds"));
+    const Value *fields = options.find("fields");
+    if (fields != nullptr && !fields->is(Value::Kind::Null))
+        o.fields = parse_typed_fields(o, *fields);
     return o;
 }
 
@@ -214,6 +269,10 @@ Value to_flat_value(const CollectionOptions &o) {
     v.add("bucketRoundingSeconds", Value::number(o.bucket_rounding_seconds));
     v.add("expireAfterSeconds",
           o.expire_after_seconds ? Value::number(*o.expire_after_seconds) : Value::null());
+    Value fields = Value::object();
+    for (const TypedField &f : o.fields)
+        fields.add(f.name, Value::string(f.type));
+    v.add("fields", std::move(fields));
     return v;
 }
 
@@ -232,6 +291,10 @@ CollectionOptions from_flat_value(const Value &flat) {
     const Value *expire = flat.find("expireAfterSeconds");
     if (expire != nullptr && !expire->is(Value::Kind::Null))
         o.expire_after_seconds = integer_option(flat, "expireAfterSeconds");
+    const Value *fields = flat.find("fields");
+    if (fields != nullptr && fields->is(Value::Kind::Object))
+        for (const Member &m : fields->as_object())
+            o.fields.push_back({m.key, m.value.as_string()});
     return o;
 }
 
@@ -351,15 +414,34 @@ Value checked_index_change(const Value &index) {
     return index;
 }
 
+// New typed fields; one already there must keep its type (a view column's
+// type never changes).
+std::vector<TypedField> add_typed_fields(CollectionOptions &o, const Value &fields) {
+    std::vector<TypedField> added;
+    for (TypedField &f : parse_typed_fields(o, fields)) {
+        auto same_name = [&](const TypedField &e) { return e.name == f.name; };
+        auto existing = std::find_if(o.fields.begin(), o.fields.end(), same_name);
+        if (existing == o.fields.end()) {
+            added.push_back(f);
+            o.fields.push_back(std::move(f));
+        } else if (existing->type != f.type) {
+            invalid("typed field " + quoted(f.name) + " is " + existing->type +
+                    " and cannot become " + f.type);
+        }
+    }
+    return added;
+}
+
 }  // namespace
 
 CollMod apply_coll_mod(const CollectionOptions &current, const Value &changes) {
     if (!changes.is(Value::Kind::Object))
         type_mismatch("changes", "an object", changes);
     for (const Member &m : changes.as_object())
-        if (m.key != "timeseries" && m.key != "expireAfterSeconds" && m.key != "index")
+        if (m.key != "timeseries" && m.key != "expireAfterSeconds" && m.key != "index" &&
+            m.key != "fields")
             invalid(quoted(m.key) + " cannot be changed on a time-series collection");
-    CollMod result{current, false, std::nullopt};
+    CollMod result{current, false, std::nullopt, {}};
     const Value *ts = changes.find("timeseries");
     if (ts != nullptr && changes.as_object().size() > 1)
         invalid("\"timeseries\" changes cannot be combined with other changes");
@@ -369,6 +451,8 @@ CollMod apply_coll_mod(const CollectionOptions &current, const Value &changes) {
         change_expiry(result.options, *expire);
     if (const Value *index = changes.find("index"))
         result.index = checked_index_change(*index);
+    if (const Value *fields = changes.find("fields"))
+        result.added_fields = add_typed_fields(result.options, *fields);
     return result;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/value.hpp"
 
@@ -26,6 +27,23 @@ BucketingDefaults bucketing_defaults(Granularity g);
 constexpr int32_t kMaxBucketSpanSeconds = 31536000;  // one year
 constexpr int64_t kExpireAfterSecondsLimit = int64_t{1} << 62;
 
+// A typed field (doc/REFERENCE.md, Typed fields): a view column that
+// reads one measurement field as a PostgreSQL type.
+struct TypedField {
+    std::string name;
+    std::string type;  // one of kTypedFieldTypes
+
+    bool operator==(const TypedField &o) const { return name == o.name && type == o.type; }
+};
+
+// The types a typed field can have, by their PostgreSQL names.
+constexpr const char *kTypedFieldTypes[] = {"float8", "int8",        "int4", "text",
+                                            "bool",   "timestamptz", "jsonb"};
+
+// A type name as PostgreSQL spells it (float8, double precision, bigint,
+// ...) as one of kTypedFieldTypes; nullopt when it is none of them.
+std::optional<std::string> typed_field_type(std::string_view name);
+
 struct CollectionOptions {
     std::string time_field;
     std::optional<std::string> meta_field;
@@ -33,6 +51,7 @@ struct CollectionOptions {
     int32_t bucket_max_span_seconds = 0;
     int32_t bucket_rounding_seconds = 0;  // always filled in
     std::optional<int64_t> expire_after_seconds;
+    std::vector<TypedField> fields;  // in the view's column order
 
     bool operator==(const CollectionOptions &o) const;
 };
@@ -40,14 +59,14 @@ struct CollectionOptions {
 // Validates MongoDB create-command options,
 //   {"timeseries": {"timeField": .., "metaField": .., "granularity": ..,
 //                   "bucketMaxSpanSeconds": .., "bucketRoundingSeconds": ..},
-//    "expireAfterSeconds": ..}
+//    "expireAfterSeconds": .., "fields": {"<name>": "<type>", ...}}
 // and fills in the bucketing defaults. The first broken rule throws
 // Error(InvalidOptions | BadValue | TypeMismatch) naming the option.
 CollectionOptions parse_create_options(const Value &options);
 
 // The options as one flat object, every key present (null when unset):
 // timeField, metaField, granularity, bucketMaxSpanSeconds,
-// bucketRoundingSeconds, expireAfterSeconds.
+// bucketRoundingSeconds, expireAfterSeconds, fields ({} when none).
 Value to_flat_value(const CollectionOptions &options);
 
 // The inverse of to_flat_value (the options as stored).
@@ -55,15 +74,18 @@ CollectionOptions from_flat_value(const Value &flat);
 
 // What a collMod does (doc/REFERENCE.md, tscoll.coll_mod).
 struct CollMod {
-    CollectionOptions options;       // after the change
-    bool bucketing_changed = false;  // span, rounding or granularity changed
-    std::optional<Value> index;      // a validated "index" change, for the glue
+    CollectionOptions options;             // after the change
+    bool bucketing_changed = false;        // span, rounding or granularity changed
+    std::optional<Value> index;            // a validated "index" change, for the glue
+    std::vector<TypedField> added_fields;  // new typed fields, appended to options.fields
 };
 
 // Applies MongoDB collMod changes,
 //   {"timeseries": {"granularity" | "bucketMaxSpanSeconds" + "bucketRoundingSeconds"}}
 //   {"expireAfterSeconds": n | "off"}
 //   {"index": {"name" | "keyPattern": ..., "hidden": bool}}
+//   {"fields": {"<name>": "<type>", ...}} (new typed fields; a field's type
+//   never changes)
 // to a collection's options. Granularity and span only grow; existing
 // buckets are not touched. Throws Error(InvalidOptions | BadValue |
 // TypeMismatch) naming what is wrong.

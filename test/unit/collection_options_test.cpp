@@ -310,5 +310,51 @@ TEST(CollMod, FlatRoundTrip) {
     EXPECT_TRUE(from_flat_value(to_flat_value(fixed)) == fixed);
 }
 
+Value with_fields(Value fields) {
+    return ts({{"timeField", S("t")}, {"metaField", S("m")}}, obj({{"fields", std::move(fields)}}));
+}
+
+TEST(TypedFields, Create) {
+    CollectionOptions o = parse_create_options(
+        with_fields(obj({{"temp", S("float8")}, {"n", S("bigint")}, {"ok", S("boolean")}})));
+    ASSERT_EQ(o.fields.size(), 3u);
+    EXPECT_EQ(o.fields[0].name, "temp");
+    EXPECT_EQ(o.fields[0].type, "float8");
+    EXPECT_EQ(o.fields[1].type, "int8");  // PostgreSQL's other spellings
+    EXPECT_EQ(o.fields[2].type, "bool");
+    EXPECT_TRUE(from_flat_value(to_flat_value(o)) == o);
+    EXPECT_TRUE(parse_create_options(with_fields(Value::null())).fields.empty());
+    for (const char *type : kTypedFieldTypes)
+        EXPECT_EQ(parse_create_options(with_fields(obj({{"f", S(type)}}))).fields[0].type, type);
+}
+
+TEST(TypedFields, Refused) {
+    EXPECT_EQ(error_of(with_fields(S("temp"))), ErrorCode::TypeMismatch);
+    EXPECT_EQ(error_of(with_fields(obj({{"temp", N(1)}}))), ErrorCode::TypeMismatch);
+    EXPECT_EQ(error_of(with_fields(obj({{"temp", S("float4")}}))), ErrorCode::InvalidOptions);
+    EXPECT_EQ(error_of(with_fields(obj({{"t", S("text")}}))), ErrorCode::InvalidOptions);
+    EXPECT_EQ(error_of(with_fields(obj({{"m", S("text")}}))), ErrorCode::InvalidOptions);
+    EXPECT_EQ(error_of(with_fields(obj({{"doc", S("text")}}))), ErrorCode::InvalidOptions);
+    EXPECT_EQ(error_of(with_fields(obj({{"a.b", S("text")}}))), ErrorCode::InvalidOptions);
+    EXPECT_EQ(error_of(with_fields(obj({{"$a", S("text")}}))), ErrorCode::InvalidOptions);
+    EXPECT_EQ(error_of(with_fields(obj({{"", S("text")}}))), ErrorCode::InvalidOptions);
+    EXPECT_NE(message_of(with_fields(obj({{"temp", S("float4")}}))).find("\"temp\""),
+              std::string::npos);
+}
+
+TEST(TypedFields, CollMod) {
+    CollModSequence c{parse_create_options(with_fields(obj({{"temp", S("float8")}})))};
+    CollMod m = c.works(obj({{"fields", obj({{"status", S("text")}, {"temp", S("float8")}})}}));
+    ASSERT_EQ(m.added_fields.size(), 1u);
+    EXPECT_EQ(m.added_fields[0].name, "status");
+    ASSERT_EQ(c.options.fields.size(), 2u);
+    EXPECT_EQ(c.options.fields[1].name, "status");
+    EXPECT_TRUE(
+        c.works(obj({{"fields", obj({{"temp", S("double precision")}})}})).added_fields.empty());
+    EXPECT_EQ(c.fails(obj({{"fields", obj({{"temp", S("int8")}})}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(obj({{"fields", obj({{"t", S("int8")}})}})), ErrorCode::InvalidOptions);
+    EXPECT_EQ(c.fails(obj({{"fields", N(1)}})), ErrorCode::TypeMismatch);
+}
+
 }  // namespace
 }  // namespace tscoll

@@ -50,7 +50,8 @@ TSCOLL_FUNCTION(tscoll_validate_options) {
 
 // tscoll._apply_coll_mod(options jsonb, changes jsonb) RETURNS jsonb: the
 // stored (flat) options and MongoDB collMod changes in;
-// {"options": <flat>, "bucketingChanged": bool, "index": <change> | null} out.
+// {"options": <flat>, "bucketingChanged": bool, "index": <change> | null,
+// "addedFields": {<new typed fields>}} out.
 TSCOLL_FUNCTION(tscoll_apply_coll_mod) {
     // Detoasting can raise an error: done before any C++ object lives.
     Jsonb *options = PG_GETARG_JSONB_P(0);
@@ -62,6 +63,10 @@ TSCOLL_FUNCTION(tscoll_apply_coll_mod) {
     result.add("options", tscoll::to_flat_value(mod.options));
     result.add("bucketingChanged", tscoll::Value::boolean(mod.bucketing_changed));
     result.add("index", mod.index ? *mod.index : tscoll::Value::null());
+    tscoll::Value added = tscoll::Value::object();
+    for (const tscoll::TypedField &f : mod.added_fields)
+        added.add(f.name, tscoll::Value::string(f.type));
+    result.add("addedFields", std::move(added));
     PG_RETURN_JSONB_P(tscoll::pg::value_to_jsonb(result));
 }
 

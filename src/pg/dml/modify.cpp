@@ -27,6 +27,7 @@
 extern "C" {
 #include "postgres.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type_d.h"
@@ -44,6 +45,7 @@ extern "C" {
 #include "parser/parse_node.h"
 #include "parser/parser.h"
 #include "parser/parsetree.h"
+#include "rewrite/rewriteHandler.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -68,6 +70,7 @@ extern "C" {
 #include "pg/node_trees.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/plan/read_plan.hpp"
+#include "pg/plan/typed_columns.hpp"
 #include "pg/nodes/returning.hpp"
 #include "pg/search_path.hpp"
 #include "pg/settings.hpp"
@@ -359,6 +362,16 @@ void translate_update(Query *q, const Collection *c) {
 
 void translate(Query *q);
 
+// The statement's typed field columns as expressions on doc, from the
+// view's definition (plan/typed_columns.hpp); an assignment to one stays
+// for translate_update to refuse.
+void read_typed_columns(Query *q, const Collection *c) {
+    Relation view = relation_open(rt_fetch(q->resultRelation, q->rtable)->relid, AccessShareLock);
+    Query *definition = copy_node(get_view_query(view));
+    relation_close(view, AccessShareLock);
+    read_typed_columns_through_doc(q, q->resultRelation, c->doc_column, definition->targetList);
+}
+
 void refuse_in_cte(Query *q) {
     ListCell *lc;
     foreach (lc, q->cteList) {
@@ -405,6 +418,7 @@ void translate(Query *q) {
     Collection *c = collection_of(rt_fetch(q->resultRelation, q->rtable));
     if (c == nullptr)
         return;
+    read_typed_columns(q, c);
     if (q->commandType == CMD_UPDATE)
         translate_update(q, c);
     else

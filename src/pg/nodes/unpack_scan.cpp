@@ -274,12 +274,18 @@ List *text_array_strings(List *args, int n) {
 
 // The time field (argument 3), then the fields of "<letter><name>" specs
 // (count(*), "n", reads none), each once.
+// The field of a field or aggregate spec: after its kind letter, and the
+// prefix of a typed field's aggregate (unpack_call.hpp).
+char *spec_field(char *spec) {
+    return spec + (spec[0] == tscoll::pg::unpack_call::kNumbersOnly ? 2 : 1);
+}
+
 List *decoded_fields(List *args, List *specs) {
     const char *time_field = text_argument(args, kTimeField);
     List *names = time_field != nullptr ? list_make1(const_cast<char *>(time_field)) : NIL;
     ListCell *lc;
     foreach (lc, specs) {
-        char *name = static_cast<char *>(lfirst(lc)) + 1;
+        char *name = spec_field(static_cast<char *>(lfirst(lc)));
         bool seen = *name == '\0';
         ListCell *n;
         foreach (n, names)
@@ -295,11 +301,12 @@ List *aggregate_texts(List *specs) {
     List *result = NIL;
     ListCell *lc;
     foreach (lc, specs) {
-        const char *spec = static_cast<char *>(lfirst(lc));
-        auto kind = static_cast<tscoll::Float8Aggregate>(spec[0]);
+        char *spec = static_cast<char *>(lfirst(lc));
+        char *field = spec_field(spec);
+        auto kind = static_cast<tscoll::Float8Aggregate>(field[-1]);
         result = lappend(result, kind == tscoll::Float8Aggregate::Rows
                                      ? pstrdup("count(*)")
-                                     : psprintf("%s(%s)", tscoll::aggregate_name(kind), spec + 1));
+                                     : psprintf("%s(%s)", tscoll::aggregate_name(kind), field));
     }
     return result;
 }

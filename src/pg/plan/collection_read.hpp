@@ -42,6 +42,11 @@ bool is_column(Node *node, const CollectionRead &read, AttrNumber column);
 // The key of doc->>'key' or doc->'key' on the view's doc column, else nullptr.
 const char *field_key(Node *node, const CollectionRead &read, Oid funcid);
 
+// The key of tscoll._as_<type>(doc->'key'), a typed field's column read
+// through doc (typed_columns.hpp), and in *kind its TypedField letter;
+// else nullptr.
+const char *typed_field_key(Node *node, const CollectionRead &read, char *kind);
+
 // Whether `node` reads no column but the view's meta (and nothing volatile).
 bool reads_only_meta(Node *node, const CollectionRead &read);
 

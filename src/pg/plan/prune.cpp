@@ -42,6 +42,7 @@ extern "C" {
 #include "pg/catalog/collection.hpp"
 #include "pg/guard.hpp"
 #include "pg/plan/collection_read.hpp"
+#include "pg/read/typed_fields.hpp"
 #include "pg/read/bucket_conditions.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/settings.hpp"
@@ -167,9 +168,65 @@ const char *field_key(Node *node, const CollectionRead &read, Oid funcid) {
     return TextDatumGetCString(key->constvalue);
 }
 
+const char *typed_field_key(Node *node, const CollectionRead &read, char *kind) {
+    if (!IsA(node, FuncExpr) || list_length(castNode(FuncExpr, node)->args) != 1)
+        return nullptr;
+    FuncExpr *call = castNode(FuncExpr, node);
+    const char *name = get_func_name(call->funcid);
+    std::optional<TypedField> typed = name ? typed_field_of_function(name) : std::nullopt;
+    if (!typed || !is_tscoll_function(call->funcid, name, 1))
+        return nullptr;
+    *kind = static_cast<char>(*typed);
+    return field_key(static_cast<Node *>(linitial(call->args)), read, F_JSONB_OBJECT_FIELD);
+}
+
+// The same comparison with `subject` of a typed field as doc->>'f' cast to
+// its type, where pruning reads them alike: numbers compare as numbers, and
+// a value of another type, NULL in the typed column, passes no comparison.
+// Text and booleans compare as jsonb for equality only (text's collation
+// is not jsonb's order); nullptr for the rest.
+Node *typed_subject(const CollectionRead &read, const Comparison &c, Node **bound) {
+    char kind = 0;
+    const char *key = typed_field_key(c.subject, read, &kind);
+    if (key == nullptr)
+        return nullptr;
+    Node *doc_field = static_cast<Node *>(linitial(castNode(FuncExpr, c.subject)->args));
+    switch (static_cast<TypedField>(kind)) {
+        case TypedField::Float8:
+        case TypedField::Int8:
+        case TypedField::Int4: {
+            Oid to = typed_field_type(kind);
+            OpExpr *as_text = copy_node(castNode(OpExpr, doc_field));
+            as_text->opno = OpernameGetOprid(qualified("pg_catalog", "->>"), JSONBOID, TEXTOID);
+            as_text->opfuncid = F_JSONB_OBJECT_FIELD_TEXT;
+            as_text->opresulttype = TEXTOID;
+            CoerceViaIO *cast = makeNode(CoerceViaIO);
+            cast->arg = reinterpret_cast<Expr *>(as_text);
+            cast->resulttype = to;
+            cast->resultcollid = InvalidOid;
+            cast->coerceformat = COERCE_EXPLICIT_CAST;
+            cast->location = -1;
+            return reinterpret_cast<Node *>(cast);
+        }
+        case TypedField::Text:
+        case TypedField::Bool:
+            if (c.strategy != BTEqualStrategyNumber)
+                return nullptr;
+            *bound = reinterpret_cast<Node *>(
+                makeFuncExpr(F_TO_JSONB, JSONBOID, list_make1(copy_node(c.bound)), InvalidOid,
+                             InvalidOid, COERCE_EXPLICIT_CALL));
+            return doc_field;
+        case TypedField::Timestamptz:
+            return nullptr;
+    }
+    return nullptr;
+}
+
 // (doc->>'f')::float8|numeric|int <op> bound, or doc->'f' <op> bound (jsonb):
 // tscoll._control_may_match(control, 'f', strategy, bound).
-Node *field_condition(const CollectionRead &read, const Comparison &c) {
+Node *field_condition(const CollectionRead &read, Comparison c) {
+    if (Node *subject = typed_subject(read, c, &c.bound))
+        c.subject = subject;
     const char *key = nullptr;
     Node *bound = c.bound;
     Oid bound_type = exprType(bound);

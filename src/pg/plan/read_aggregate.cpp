@@ -3,6 +3,7 @@
 // query that read_plan.cpp tries before lazy unpacking.
 #include "pg/plan/collection_read.hpp"
 #include "core/float8_aggregate.hpp"
+#include "pg/read/typed_fields.hpp"
 #include "pg/read/unpack_call.hpp"
 
 extern "C" {
@@ -31,6 +32,7 @@ extern "C" {
 namespace tscoll::pg::reads {
 
 using tscoll::Float8Aggregate;
+using unpack_call::kNumbersOnly;
 
 // Aggregation in buckets (doc/ARCHITECTURE.md). A query that aggregates
 // measurement fields, grouped by date_trunc(unit, time) and meta at most,
@@ -259,6 +261,12 @@ const char *partial_of(Aggref *agg, BucketAggregation *a) {
     if (letter == 0 || list_length(agg->args) != 1)
         return nullptr;
     Node *arg = reinterpret_cast<Node *>(linitial_node(TargetEntry, agg->args)->expr);
+    // A float8 typed field's column: its numbers, other values left out.
+    char typed = 0;
+    if (const char *key = typed_field_key(arg, *a->read, &typed))
+        return typed == static_cast<char>(TypedField::Float8)
+                   ? psprintf("%c%c%s", kNumbersOnly, letter, key)
+                   : nullptr;
     if (!IsA(arg, CoerceViaIO) || castNode(CoerceViaIO, arg)->resulttype != FLOAT8OID)
         return nullptr;
     const char *key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, arg)->arg), *a->read,
@@ -268,6 +276,11 @@ const char *partial_of(Aggref *agg, BucketAggregation *a) {
         (a->meta_field != nullptr && strcmp(key, a->meta_field) == 0))
         return nullptr;
     return psprintf("%c%s", letter, key);
+}
+
+// The Float8Aggregate letter of a partial aggregate's spec.
+char aggregate_letter(const char *spec) {
+    return spec[0] == kNumbersOnly ? spec[1] : spec[0];
 }
 
 // The view column, after its own, of the partial aggregate `spec`.
@@ -294,7 +307,7 @@ bool check_outputs(Node *node, BucketAggregation *a) {
         const char *spec = partial_of(castNode(Aggref, node), a);
         a->refused = spec == nullptr;
         if (spec != nullptr) {
-            a->reads_fields |= spec[0] != static_cast<char>(Float8Aggregate::Rows);
+            a->reads_fields |= aggregate_letter(spec) != static_cast<char>(Float8Aggregate::Rows);
             partial_column(a, spec);
         }
         return false;
@@ -316,13 +329,13 @@ Oid partial_type(char letter) {
 Aggref *combined(Aggref *agg, BucketAggregation *a) {
     const char *spec = partial_of(agg, a);
     Aggref *result = copy_node(agg);
-    Oid type = partial_type(spec[0]);
+    Oid type = partial_type(aggregate_letter(spec));
     Var *partial = makeVar(a->read->view_rti, partial_column(a, spec), type, -1, InvalidOid, 0);
     result->args =
         list_make1(makeTargetEntry(reinterpret_cast<Expr *>(partial), 1, nullptr, false));
     result->aggargtypes = list_make1_oid(type);
     result->aggtranstype = InvalidOid;
-    auto kind = static_cast<Float8Aggregate>(spec[0]);
+    auto kind = static_cast<Float8Aggregate>(aggregate_letter(spec));
     if (kind == Float8Aggregate::Avg || counts(kind)) {
         result->aggfnoid = tscoll_function(
             kind == Float8Aggregate::Avg ? "_avg_of_partials" : "_count_of_partials", 1, &type);
@@ -390,10 +403,11 @@ void unpack_groups(BucketAggregation *a, Oid fn) {
     ListCell *lc;
     foreach (lc, a->specs) {
         const char *spec = strVal(lfirst(lc));
-        char letter = spec[0];
+        char letter = aggregate_letter(spec);
+        const char *field = spec + (spec[0] == kNumbersOnly ? 2 : 1);
         const char *aggregate = aggregate_name(static_cast<Float8Aggregate>(letter));
-        names = lappend(names, makeString(spec[1] != '\0' ? psprintf("%s_%s", aggregate, spec + 1)
-                                                          : pstrdup(aggregate)));
+        names = lappend(names, makeString(field[0] != '\0' ? psprintf("%s_%s", aggregate, field)
+                                                           : pstrdup(aggregate)));
         types = lappend_oid(types, partial_type(letter));
         collations = lappend_oid(collations, InvalidOid);
     }

@@ -65,6 +65,8 @@ extern "C" {
 #include "pg/catalog/collection.hpp"
 #include "pg/guard.hpp"
 #include "pg/plan/collection_read.hpp"
+#include "pg/plan/typed_columns.hpp"
+#include "pg/read/typed_fields.hpp"
 #include "pg/read/unpack_call.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/settings.hpp"
@@ -188,11 +190,13 @@ using unpack_call::kNumber;
 using unpack_call::kText;
 
 Oid kind_type(int kind) {
+    if (Oid typed = typed_field_type(static_cast<char>(kind)); OidIsValid(typed))
+        return typed;
     return kind == kJsonb ? JSONBOID : kind == kNumber ? FLOAT8OID : TEXTOID;
 }
 
 // A reference to the view's column for (key, kind), added when new.
-Var *field_column(FieldUse *use, const char *key, FieldKind kind, Oid collation) {
+Var *field_column(FieldUse *use, const char *key, char kind, Oid collation) {
     int i = 0;
     ListCell *k, *j;
     forboth(k, use->keys, j, use->kinds) {
@@ -297,6 +301,10 @@ Node *read_field_columns(Node *node, FieldUse *use) {
         return reinterpret_cast<Node *>(q);
     }
     bool jsonb = false;
+    char typed = 0;
+    if (const char *key = typed_field_key(node, *use->read, &typed);
+        key != nullptr && use->levels == 0)
+        return reinterpret_cast<Node *>(field_column(use, key, typed, exprCollation(node)));
     if (IsA(node, CoerceViaIO) && castNode(CoerceViaIO, node)->resulttype == FLOAT8OID) {
         // COALESCE(number, other::float8): the cast still happens where the
         // query put it, so a value that does not cast fails only there.
@@ -417,16 +425,25 @@ Prefilters prefilters_of(const CollectionRead &read) {
     ListCell *lc;
     foreach (lc, make_ands_implicit(reinterpret_cast<Expr *>(read.query->jointree->quals))) {
         Comparison c;
-        if (!as_comparison(static_cast<Node *>(lfirst(lc)), &c) || !IsA(c.subject, CoerceViaIO) ||
-            castNode(CoerceViaIO, c.subject)->resulttype != FLOAT8OID)
+        if (!as_comparison(static_cast<Node *>(lfirst(lc)), &c))
+            continue;
+        // A float8 typed field's column: NULL for what is no number, so
+        // dropping the numbers that fail is as safe as for the cast.
+        char typed = 0;
+        const char *key = typed_field_key(c.subject, read, &typed);
+        if (key != nullptr && typed != static_cast<char>(TypedField::Float8))
+            continue;
+        if (key == nullptr && (!IsA(c.subject, CoerceViaIO) ||
+                               castNode(CoerceViaIO, c.subject)->resulttype != FLOAT8OID))
             continue;
         // 90.0 is float8(90.0::numeric) until folded.
         c.bound = eval_const_expressions(nullptr, copy_node(c.bound));
         if (!IsA(c.bound, Const) || castNode(Const, c.bound)->consttype != FLOAT8OID ||
             castNode(Const, c.bound)->constisnull)
             continue;
-        const char *key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, c.subject)->arg),
-                                    read, F_JSONB_OBJECT_FIELD_TEXT);
+        if (key == nullptr)
+            key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, c.subject)->arg), read,
+                            F_JSONB_OBJECT_FIELD_TEXT);
         // The time and meta fields read differently through doc (text, the
         // meta value): not a measurement column to test.
         if (key == nullptr || strcmp(key, time_field) == 0 ||
@@ -620,6 +637,9 @@ void plan_query_reads(Query *query) {
         CollectionRead read;
         if (!recognise(query, rti, &read))
             continue;
+        if (read_typed_columns_through_doc(query, rti, read.doc_column, read.view->targetList) &&
+            !recognise(query, rti, &read))
+            elog(ERROR, "tscoll: lost the collection view while planning");
         add_bucket_conditions(read);
         List *window = read_last_points_only(read)
                            ? window_from(bucket_column(read, "max_time"), false)

@@ -179,8 +179,11 @@ int numeric_compare(Numeric a, Numeric b) {
     return DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(a), NumericGetDatum(b)));
 }
 
+// Beyond float8's range, the infinity or zero it rounds to: rounding keeps
+// the order, so the bucket's range still holds its values, and a number
+// float8 cannot hold (NULL in a float8 typed field) fails no query.
 double as_float8(Numeric n) {
-    return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(n)));
+    return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, NumericGetDatum(n)));
 }
 
 // A jsonb bound that is a number, else nullptr.

@@ -30,6 +30,7 @@ extern "C" {
 #include "pg/read/row_sink.hpp"
 #include "pg/read/unpacking.hpp"
 #include "pg/read/time_range.hpp"
+#include "pg/read/typed_fields.hpp"
 #include "pg/read/unpack_call.hpp"
 
 namespace {
@@ -52,8 +53,16 @@ struct FieldColumn {
     size_t next = 0;                               // cursor into column->positions
 };
 
+// Whether `kind` is the column of a float8 typed field: the numbers as
+// float8, NULL for any other value.
+bool typed_float8_kind(char kind) {
+    return kind == static_cast<char>(tscoll::pg::TypedField::Float8);
+}
+
 Datum field_datum(const Value &v, char kind, bool &null) {
     null = false;
+    if (tscoll::pg::typed_field_type(kind) != InvalidOid)
+        return tscoll::pg::typed_field_datum(v, static_cast<tscoll::pg::TypedField>(kind), &null);
     if (kind == kJsonb)
         return PointerGetDatum(tscoll::pg::value_to_jsonb(v));
     if (kind == kNumber || kind == kNotNumber) {
@@ -141,7 +150,8 @@ std::vector<Prefilter> prefilters_arg(FunctionCallInfo fcinfo,
     std::vector<Prefilter> result;
     for (Prefilter &p : filters_arg(fcinfo, kFilters))
         for (size_t f = 0; f < fields.size(); f++)
-            if (fields[f].kind == kNumber && fields[f].name == p.name) {
+            if ((fields[f].kind == kNumber || typed_float8_kind(fields[f].kind)) &&
+                fields[f].name == p.name) {
                 p.field = f;
                 result.push_back(p);
             }
@@ -186,7 +196,7 @@ std::vector<bool> passing_rows(const tscoll::ObjectId &id, bytea *data,
     return rows;
 }
 
-// _unpack_fields when every field is read as float8 ('f' and 'o') and none
+// _unpack_fields when every field is read as float8 ('f', 'o' and 'd') and none
 // is the time or meta field: numbers go from the bucket to float8 without
 // value objects, and the prefilters drop rows before they are built.
 void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id, bytea *data,
@@ -229,7 +239,7 @@ void unpack_float8_fields(tscoll::pg::RowSink &sink, const tscoll::ObjectId &id,
             bool null = true;  // absent, or a number in the 'o' column
             if (present[c] && others[c] != nullptr)
                 values[i + 2] = field_datum(*others[c], fields[i].kind, null);
-            else if (present[c] && fields[i].kind == kNumber)
+            else if (present[c] && (fields[i].kind == kNumber || typed_float8_kind(fields[i].kind)))
                 values[i + 2] = Float8GetDatum(numbers[c]), null = false;
             nulls[i + 2] = null;
         }
@@ -291,8 +301,8 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
     std::vector<FieldColumn> fields;
     std::vector<std::string> wanted{time_field};
     for (const std::string &spec : text_array_arg(fcinfo, tscoll::pg::unpack_call::kFields)) {
-        if (spec.empty() ||
-            (spec[0] != kText && spec[0] != kJsonb && spec[0] != kNumber && spec[0] != kNotNumber))
+        if (spec.empty() || (spec[0] != kText && spec[0] != kJsonb && spec[0] != kNumber &&
+                             spec[0] != kNotNumber && tscoll::pg::typed_field_type(spec[0]) == 0))
             throw Error(tscoll::ErrorCode::BadValue, "_unpack_fields: a field is <kind><name>");
         fields.push_back({spec.substr(1), spec[0]});
         wanted.push_back(spec.substr(1));
@@ -301,8 +311,8 @@ void tscoll::pg::unpack_fields_rows(FunctionCallInfo fcinfo, RowSink &sink) {
         throw Error(tscoll::ErrorCode::Internal, "_unpack_fields: one column per field expected");
     keep_first(*range, sink.first, *id, data, time_field);
     bool float8_only = std::all_of(fields.begin(), fields.end(), [&](const FieldColumn &f) {
-        return (f.kind == kNumber || f.kind == kNotNumber) && f.name != time_field &&
-               f.name != meta_field;
+        return (f.kind == kNumber || f.kind == kNotNumber || typed_float8_kind(f.kind)) &&
+               f.name != time_field && f.name != meta_field;
     });
     if (float8_only) {
         unpack_float8_fields(sink, *id, data, time_field, fields, prefilters_arg(fcinfo, fields),

@@ -30,8 +30,14 @@ enum UnpackFields : int {
 
 // How _unpack_fields returns each field of its `fields` argument
 // ("<kind><name>"): doc->>'f' as text, doc->'f' as jsonb, or for
-// (doc->>'f')::float8 its numbers as float8 and its other values as text.
+// (doc->>'f')::float8 its numbers as float8 and its other values as text;
+// or a typed field's column, by its TypedField letter (typed_fields.hpp).
 enum FieldKind : char { kText = 't', kJsonb = 'j', kNumber = 'f', kNotNumber = 'o' };
+
+// An aggregate of _unpack_groups is "<Float8Aggregate letter><field>" for
+// (doc->>'field')::float8, or with this prefix for a float8 typed field's
+// column: its numbers, other values left out as NULL.
+constexpr char kNumbersOnly = '~';
 
 // tscoll._unpack_groups(..., unit, aggregates, lower, lower_strict, upper,
 // upper_strict, [stride, origin, [zone]]).

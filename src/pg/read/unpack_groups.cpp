@@ -17,6 +17,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ extern "C" {
 #include "pg/read/row_sink.hpp"
 #include "pg/read/unpacking.hpp"
 #include "pg/read/time_range.hpp"
+#include "pg/read/typed_fields.hpp"
 #include "pg/read/unpack_call.hpp"
 
 namespace {
@@ -176,6 +178,7 @@ struct Aggregate {
 // The fields the aggregates read, and a cursor into each one's column.
 struct Field {
     std::string name;
+    bool numbers_only = false;  // a float8 typed field's column
     std::optional<tscoll::Float8Cursor> cursor;
 
     void read(const tscoll::Float8Column &c) { cursor.emplace(c); }
@@ -188,7 +191,9 @@ struct Field {
             return true;
         }
         std::optional<double> d;
-        if (e.present)  // a value that is not a number: cast as its text is
+        if (e.present && numbers_only)  // NULL but for numbers
+            d = tscoll::pg::typed_float8(*e.other);
+        else if (e.present)  // a value that is not a number: cast as its text is
             d = tscoll::pg::field_float8(*e.other);
         x = d.value_or(0);
         return d.has_value();
@@ -203,20 +208,24 @@ struct TimeGroup {
 void parse_aggregates(const std::vector<std::string> &specs, std::vector<Aggregate> *aggregates,
                       std::vector<Field> *fields) {
     for (const std::string &spec : specs) {
-        if (spec.empty() || std::string_view("Mmsacn").find(spec[0]) == std::string_view::npos)
+        bool numbers_only = !spec.empty() && spec[0] == tscoll::pg::unpack_call::kNumbersOnly;
+        size_t letter = numbers_only ? 1 : 0;
+        if (spec.size() <= letter ||
+            std::string_view("Mmsacn").find(spec[letter]) == std::string_view::npos)
             throw Error(tscoll::ErrorCode::BadValue,
                         "_unpack_groups: an aggregate is <kind><field>");
-        auto kind = static_cast<Float8Aggregate>(spec[0]);
+        auto kind = static_cast<Float8Aggregate>(spec[letter]);
         if (kind == Float8Aggregate::Rows) {
             aggregates->push_back({kind, 0});
             continue;
         }
-        std::string name = spec.substr(1);
+        std::string name = spec.substr(letter + 1);
         size_t i = 0;
-        while (i < fields->size() && (*fields)[i].name != name)
+        while (i < fields->size() &&
+               ((*fields)[i].name != name || (*fields)[i].numbers_only != numbers_only))
             i++;
         if (i == fields->size())
-            fields->push_back({name});
+            fields->push_back({name, numbers_only});
         aggregates->push_back({kind, i});
     }
 }
@@ -312,13 +321,19 @@ void tscoll::pg::unpack_groups_rows(FunctionCallInfo fcinfo, RowSink &sink) {
 
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     bytea *data = pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
+    // One column a name: a field may be read both ways (cast and typed).
     std::vector<std::string> names;
-    for (const Field &f : fields)
-        names.push_back(f.name);
+    std::vector<size_t> column_of;
+    for (const Field &f : fields) {
+        size_t c = std::find(names.begin(), names.end(), f.name) - names.begin();
+        if (c == names.size())
+            names.push_back(f.name);
+        column_of.push_back(c);
+    }
     tscoll::Float8Columns bucket =
         tscoll::pg::decode_bucket_float8(*id, data, tscoll::pg::text_arg(fcinfo, 3), names);
     for (size_t i = 0; i < fields.size(); i++)
-        fields[i].read(bucket.fields[i]);
+        fields[i].read(bucket.fields[column_of[i]]);
 
     uint32_t count = static_cast<uint32_t>(bucket.times.size());
     std::vector<TimestampTz> at(count);

@@ -68,6 +68,20 @@ bool plain_view(Relation view) {
     return desc->constr == nullptr || desc->constr->num_defval == 0;
 }
 
+// Whether the COPY reads a typed field's column (doc/REFERENCE.md, Typed
+// fields), one after doc: its text is read by the column type's input
+// function on PostgreSQL's path.
+bool copies_typed_columns(Relation view, List *attlist) {
+    AttrNumber doc = get_attnum(RelationGetRelid(view), "doc");
+    if (attlist == NIL)
+        return RelationGetDescr(view)->natts > doc;
+    ListCell *lc;
+    foreach (lc, attlist)
+        if (get_attnum(RelationGetRelid(view), strVal(lfirst(lc))) > doc)
+            return true;
+    return false;
+}
+
 // COPY <collection view> FROM STDIN this path takes; the view's OID or
 // InvalidOid.
 Oid copies_into_collection(const CopyStmt *copy) {
@@ -95,20 +109,19 @@ Value json_value(const char *text) {
 }
 
 // One row's fields, in the order of `columns` (attribute numbers of the
-// view: time 1, meta 2 when there is a meta field, doc last). The copy
+// view: time 1, meta 2 when there is a meta field, then doc). The copy
 // state names the field being read in errors, as COPY's own input does.
 tscoll::MeasurementInput row_input(CopyFromState cstate, char **fields,
                                    const std::vector<int> &columns, TupleDesc desc,
                                    const tscoll::pg::CollectionInfo &info) {
     tscoll::MeasurementInput input;
-    int natts = desc->natts;
     for (size_t i = 0; i < columns.size(); i++) {
         const char *text = fields[i];
         if (text == nullptr)
             continue;
         cstate->cur_attname = NameStr(TupleDescAttr(desc, columns[i] - 1)->attname);
         cstate->cur_attval = text;
-        if (columns[i] == natts) {
+        if (columns[i] == info.view_doc_column) {
             input.doc = json_value(text);
         } else if (columns[i] == 1) {
             TimestampTz t = tscoll::pg::pg_call([&] {
@@ -152,7 +165,7 @@ bool copy_into_collection(PlannedStmt *pstmt, const char *query_string, QueryCom
     if (!OidIsValid(view_oid))
         return false;
     Relation view = table_open(view_oid, RowExclusiveLock);
-    if (!plain_view(view)) {
+    if (!plain_view(view) || copies_typed_columns(view, copy->attlist)) {
         table_close(view, RowExclusiveLock);
         return false;
     }

@@ -31,6 +31,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/types/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
+#include "pg/read/typed_fields.hpp"
 #include "pg/settings.hpp"
 
 namespace tscoll::pg {
@@ -449,19 +450,58 @@ PendingInsert &pending_for(Oid view) {
 }
 
 // The row as the view will show it once stored, for INSERT ... RETURNING:
-// the _id filled in, the time as stored, the meta field in doc.
+// the _id filled in, the time as stored, the meta field in doc, the typed
+// fields read from it.
 HeapTuple stored_row(const PreparedMeasurement &p, const CollectionInfo &info, TupleDesc desc) {
-    Datum values[3] = {TimestampTzGetDatum(to_timestamptz(p.measurement.time)), 0, 0};
-    bool nulls[3] = {false, false, false};
-    int doc = desc->natts - 1;
-    if (doc == 2) {  // time, meta, doc
-        nulls[1] = !p.meta.has_value();
+    std::vector<Datum> values(desc->natts, 0);
+    std::vector<bool> nulls(desc->natts, false);
+    values[info.view_time_column - 1] = TimestampTzGetDatum(to_timestamptz(p.measurement.time));
+    if (info.view_meta_column != 0) {
+        nulls[info.view_meta_column - 1] = !p.meta.has_value();
         if (p.meta)
-            values[1] = PointerGetDatum(value_to_jsonb(*p.meta));
+            values[info.view_meta_column - 1] = PointerGetDatum(value_to_jsonb(*p.meta));
     }
-    values[doc] = PointerGetDatum(value_to_jsonb(
-        view_document(p.measurement.fields, info.time_field, info.meta_field, p.meta)));
-    return pg_call([&] { return heap_form_tuple(desc, values, nulls); });
+    Value doc = view_document(p.measurement.fields, info.time_field, info.meta_field, p.meta);
+    values[info.view_doc_column - 1] = PointerGetDatum(value_to_jsonb(doc));
+    for (int i = info.view_doc_column; i < desc->natts; i++) {
+        Form_pg_attribute column = TupleDescAttr(desc, i);
+        bool null = false;
+        values[i] = typed_column_datum(doc.find(NameStr(column->attname)), column->atttypid, &null);
+        nulls[i] = null;
+    }
+    bool *null_flags = static_cast<bool *>(pg_call([&] { return palloc(desc->natts); }));
+    std::copy(nulls.begin(), nulls.end(), null_flags);
+    return pg_call([&] { return heap_form_tuple(desc, values.data(), null_flags); });
+}
+
+// Typed fields given as columns (doc/REFERENCE.md, Typed fields) are the
+// measurement's fields, as the time and meta columns are; doc may hold the
+// same value, not another.
+void typed_columns_into_doc(HeapTuple tuple, TupleDesc desc, const CollectionInfo &info,
+                            MeasurementInput &input) {
+    for (int i = info.view_doc_column; i < desc->natts; i++) {
+        bool isnull = false;
+        Datum d = heap_getattr(tuple, i + 1, desc, &isnull);
+        if (isnull)
+            continue;
+        Form_pg_attribute column = TupleDescAttr(desc, i);
+        const char *name = NameStr(column->attname);
+        Value value = typed_field_value(d, column->atttypid);
+        if (!input.doc)
+            input.doc = Value::object();
+        if (!input.doc->is(Value::Kind::Object))
+            return;  // refused as it is
+        if (const Value *given = input.doc->find(name); given != nullptr) {
+            if (!json_equal(*given, value))
+                throw Error(ErrorCode::BadValue,
+                            std::string("the column \"") + name +
+                                "\" and doc give different values for '" + name + "'",
+                            "Collection \"" + info.view_name + "\".",
+                            "Give the field in one place only.");
+            continue;
+        }
+        input.doc->add(name, std::move(value));
+    }
 }
 
 ObjectId generated_id() {
@@ -556,7 +596,8 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
     }
     if (!p.info.meta_field.empty())
         input.meta = jsonb_column(tuple, desc, 2);
-    input.doc = jsonb_column(tuple, desc, desc->natts);
+    input.doc = jsonb_column(tuple, desc, p.info.view_doc_column);
+    typed_columns_into_doc(tuple, desc, p.info, input);
     PreparedMeasurement prepared =
         prepare_measurement(std::move(input), fields_of(p.info),
                             static_cast<uint64_t>(max_measurement_size), generated_id());
