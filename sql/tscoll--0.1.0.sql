@@ -426,6 +426,10 @@ CREATE FUNCTION tscoll._untranslated(collection regclass, command text) RETURNS 
 -- RETURNING lists call it (only a statement with RETURNING uses them).
 CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text)
     RETURNS timestamptz AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE STRICT;
+-- The same for a column of the type of `type` (not strict: called with a
+-- NULL of that type), so that every column of a rule's RETURNING raises.
+CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text, type anyelement)
+    RETURNS anyelement AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
 
 -- Typed fields (doc/REFERENCE.md, Typed fields): a view column of type T
 -- for field f is tscoll._as_T(doc -> 'f'), NULL for a value of another
@@ -519,13 +523,13 @@ DECLARE
     typed_columns text := (SELECT string_agg(', ' || tscoll._typed_column(t.name, fields ->> t.name), ''
                                              ORDER BY t.n)
                              FROM unnest(typed) WITH ORDINALITY t(name, n));
-    typed_nulls text := (SELECT string_agg(format(', NULL::%s', fields ->> t.name), '' ORDER BY t.n)
-                           FROM unnest(typed) WITH ORDINALITY t(name, n));
+    returned text := format('tscoll._untranslated_returning(%L::regclass, ', view);
     typed_unchanged text := (SELECT string_agg(format(' AND NEW.%1$I IS NOT DISTINCT FROM OLD.%1$I',
                                                       t.name), '' ORDER BY t.n)
                                FROM unnest(typed) WITH ORDINALITY t(name, n));
     same_series text;
     in_bucket text;
+    returned_columns text;
 BEGIN
     EXECUTE pg_catalog.format(
         'CREATE %s VIEW %s AS SELECT m."time" AS %I, %s m.doc%s
@@ -541,6 +545,14 @@ BEGIN
                         ELSE format('coalesce(b.meta::text, '''') = coalesce(OLD.%I::text, '''') AND ',
                                     meta_field) END;
     in_bucket := format('OLD.%1$I >= b.min_time AND OLD.%1$I <= b.max_time', time_field);
+    -- Every column of the RETURNING lists raises: the rules cannot return
+    -- measurements ($c$ stands for the command).
+    returned_columns := returned || '$c$)'
+        || CASE WHEN meta_field IS NULL THEN '' ELSE ', ' || returned || '$c$, NULL::jsonb)' END
+        || ', ' || returned || '$c$, NULL::jsonb)'
+        || coalesce((SELECT string_agg(format(', %s$c$, NULL::%s)', returned, fields ->> t.name),
+                                       '' ORDER BY t.n)
+                       FROM unnest(typed) WITH ORDINALITY t(name, n)), '');
     IF meta_field IS NULL THEN
         EXECUTE format(
             'CREATE OR REPLACE RULE untranslated_update AS ON UPDATE TO %s
@@ -554,10 +566,9 @@ BEGIN
                                          OLD.doc, NEW.%3$I,
                                          NEW.%4$I IS NOT DISTINCT FROM OLD.%4$I
                                          AND NEW.doc IS NOT DISTINCT FROM OLD.doc%8$s)
-               RETURNING tscoll._untranslated_returning(%1$L::regclass, ''UPDATE''),
-                         NULL::jsonb, NULL::jsonb%7$s',
+               RETURNING %7$s',
             view, buckets, meta_field, time_field, same_series, in_bucket,
-            coalesce(typed_nulls, ''), coalesce(typed_unchanged, ''));
+            replace(returned_columns, '$c$', '''UPDATE'''), coalesce(typed_unchanged, ''));
     END IF;
     EXECUTE format(
         'CREATE OR REPLACE RULE delete_buckets AS ON DELETE TO %1$s DO INSTEAD
@@ -565,11 +576,10 @@ BEGIN
               AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
                                      b.min_time, b.max_time, b.data, OLD.%3$I, %7$s,
                                      OLD.doc, NULL, true)
-           RETURNING tscoll._untranslated_returning(%1$L::regclass, ''DELETE''), %6$s NULL::jsonb%8$s',
+           RETURNING %6$s',
         view, buckets, time_field, same_series, in_bucket,
-        CASE WHEN meta_field IS NULL THEN '' ELSE 'NULL::jsonb,' END,
-        CASE WHEN meta_field IS NULL THEN 'NULL' ELSE format('OLD.%I', meta_field) END,
-        coalesce(typed_nulls, ''));
+        replace(returned_columns, '$c$', '''DELETE'''),
+        CASE WHEN meta_field IS NULL THEN 'NULL' ELSE format('OLD.%I', meta_field) END);
 END
 $$;
 

@@ -31,11 +31,14 @@ SELECT tscoll.create_collection('app.weather', 'ts', 'sensor', granularity => 'm
 SELECT tscoll.create_index('app.weather', '{"sensor.site": 1, "ts": -1}') \g /dev/null
 SELECT tscoll.create_index('app.weather', '{"ts": 1}', '{"name": "probes", "partialFilterExpression": {"sensor.kind": "probe"}}') \g /dev/null
 SELECT tscoll.create_collection_from_options('app.fixed', '{"timeseries": {"timeField": "t",
-    "metaField": "m", "bucketMaxSpanSeconds": 600, "bucketRoundingSeconds": 600}}') \g /dev/null
+    "metaField": "m", "bucketMaxSpanSeconds": 600, "bucketRoundingSeconds": 600},
+    "fields": {"v": "int8"}}') \g /dev/null
 SELECT tscoll.create_collection('app.nometa', 't') \g /dev/null
 -- an index on time lets inserts reopen buckets, in the copies too
 SELECT tscoll.create_index('app.nometa', '{"t": 1}') \g /dev/null
 SELECT tscoll.coll_mod('app.nometa', '{"timeseries": {"granularity": "hours"}}') \g /dev/null
+-- typed fields, one added after the view exists
+SELECT tscoll.coll_mod('app.weather', '{"fields": {"temp": "float8", "note": "text"}}') \g /dev/null
 GRANT SELECT ON app.weather TO dump_reader;
 INSERT INTO app.weather (ts, sensor, doc)
 SELECT date_trunc('hour', now()) - i * interval '37 s', jsonb_build_object('site', i % 4, 'kind', 'probe'),
@@ -54,8 +57,8 @@ describe() {
     psql_in "$1" -c "SELECT $2"
 }
 MEASUREMENTS="string_agg(format('%s %s', v, md5(rows)), ' ' ORDER BY v) FROM (
-    SELECT 'weather' AS v, string_agg(format('%s|%s|%s', ts, sensor, doc), ',' ORDER BY doc->>'_id') AS rows FROM app.weather
-    UNION ALL SELECT 'fixed', string_agg(format('%s|%s|%s', t, m, doc), ',' ORDER BY doc->>'_id') FROM app.fixed
+    SELECT 'weather' AS v, string_agg(format('%s|%s|%s|%s|%s', ts, sensor, doc, temp, note), ',' ORDER BY doc->>'_id') AS rows FROM app.weather
+    UNION ALL SELECT 'fixed', string_agg(format('%s|%s|%s|%s', t, m, doc, v), ',' ORDER BY doc->>'_id') FROM app.fixed
     UNION ALL SELECT 'nometa', string_agg(format('%s|%s', t, doc), ',' ORDER BY doc->>'_id') FROM app.nometa) x"
 BUCKETS="md5(string_agg(format('%s|%s|%s|%s|%s', c.view, b._id, b.meta, b.control, b.data), ',' ORDER BY c.view::text, b._id))
     FROM tscoll.collections c, LATERAL tscoll._buckets(c.view) b"
@@ -77,10 +80,12 @@ SELECT date_trunc('hour', now()) - i * interval '11 s', jsonb_build_object('site
        jsonb_build_object('temp', 99, 'later', true)
   FROM generate_series(1, 40) i;
 INSERT INTO app.fixed (t, m, doc) SELECT date_trunc('hour', now()) - interval '3 s', '1', '{"later": true}';
+INSERT INTO app.fixed (t, m, v) SELECT date_trunc('hour', now()) - interval '2 s', '1', 42;
 SELECT tscoll.insert_many('app.nometa', jsonb_build_array(jsonb_build_object(
     't', jsonb_build_object('$date', to_char(date_trunc('hour', now()) - interval '1 min', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
     'later', true))) \g /dev/null
 DELETE FROM app.weather WHERE (doc->>'temp')::int = 7;
+DELETE FROM app.weather WHERE temp = 8;
 UPDATE app.fixed SET m = '"merged"' WHERE m = '0';
 SELECT tscoll.run_ttl_pass(date_trunc('hour', now()) + interval '1 day' - interval '10 min') \g /dev/null
 SQL

@@ -49,3 +49,22 @@ SELECT sensor, count(*), sum((doc->>'v')::int) FROM weather GROUP BY 1 ORDER BY 
 DELETE FROM weather;
 SELECT count(*) FROM weather;
 SELECT tscoll.drop_collection('weather');
+-- Typed fields: the view's own definition reads them; its rules, which
+-- have a column per view column, still map meta updates and whole-bucket
+-- deletes, and refuse the rest.
+SELECT tscoll.create_collection('typed', 't', 'm', fields => '{"v": "float8"}');
+SELECT tscoll.coll_mod('typed', '{"fields": {"s": "text"}}')->'fields';
+INSERT INTO typed (t, m, doc) VALUES ('2024-01-01 00:00:00+00', '1', '{"v": 1.5, "s": "a"}'),
+                                     ('2024-01-01 00:00:01+00', '2', '{"v": "x", "s": 2}');
+INSERT INTO typed (t, m, v, s) VALUES ('2024-01-01 00:00:02+00', '2', 2.5, 'b');
+SELECT m, v, s FROM typed ORDER BY t;
+\c
+UPDATE typed SET m = '3' WHERE m = '1';
+\c
+UPDATE typed SET v = 1 WHERE m = '2';
+\c
+DELETE FROM typed WHERE m = '2' RETURNING v;
+\c
+DELETE FROM typed WHERE m = '2';
+SELECT m, v, s FROM typed ORDER BY t;
+SELECT tscoll.drop_collection('typed');
