@@ -60,8 +60,103 @@ uint32_t crc32c(std::string_view bytes) {
 
 namespace bucket_bytes {
 
+int64_t read_back_scale(const ExactNumber &exact) {
+    return exact.integer ? 0 : display_scale(shortest_text(*exact.real));
+}
+
+bool may_keep_zeros(std::string_view text) {
+    return text.find_first_of("eE") != std::string_view::npos ||
+           (text.back() == '0' && text.find('.') != std::string_view::npos);
+}
+
+std::optional<DisplayScales> DisplayScales::of(const std::vector<Value> &values,
+                                               const std::vector<ExactNumber> &exact) {
+    // Each number's (display scale, read-back scale), where they differ.
+    std::vector<std::pair<int64_t, int64_t>> scales(values.size());
+    bool differ = false;
+    for (size_t i = 0; i < values.size(); i++) {
+        const std::string &text = values[i].as_number().text;
+        int64_t scale = display_scale(text);
+        scales[i] = {scale, may_keep_zeros(text) ? read_back_scale(exact[i]) : scale};
+        differ = differ || scales[i].first != scales[i].second;
+    }
+    if (!differ)
+        return std::nullopt;
+    // The common scale that leaves the fewest others: one of those kept.
+    auto others_with = [&](int64_t common) {
+        size_t n = 0;
+        for (const auto &[scale, back] : scales)
+            n += scale != std::max(back, common);
+        return n;
+    };
+    DisplayScales result;
+    size_t fewest = others_with(0);
+    for (const auto &[scale, back] : scales)
+        if (scale != back && scale != result.common && others_with(scale) < fewest) {
+            result.common = scale;
+            fewest = others_with(scale);
+        }
+    for (size_t i = 0; i < scales.size(); i++)
+        if (scales[i].first != std::max(scales[i].second, result.common))
+            result.others.emplace_back(i, scales[i].first);
+    return result;
+}
+
+void DisplayScales::write(ByteWriter &w) const {
+    w.varint(static_cast<uint64_t>(common));
+    w.varint(others.size());
+    uint64_t previous = 0;
+    for (const auto &[index, scale] : others) {
+        w.varint(index - previous);
+        w.varint(static_cast<uint64_t>(scale));
+        previous = index;
+    }
+}
+
+// Beyond numeric's own limit a scale cannot come from jsonb.
+constexpr uint64_t kMaxDisplayScale = 16383;
+
+DisplayScales DisplayScales::read(ByteReader &r, uint64_t n) {
+    DisplayScales result;
+    uint64_t common = r.varint();
+    uint64_t count = r.varint();
+    if (common > kMaxDisplayScale || count > n)
+        corrupt("display scales out of range");
+    result.common = static_cast<int64_t>(common);
+    uint64_t index = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t gap = r.varint();
+        uint64_t scale = r.varint();
+        if ((i > 0 && gap == 0) || gap >= n - index || scale > kMaxDisplayScale)
+            corrupt("display scales out of range");
+        index += gap;
+        result.others.emplace_back(index, static_cast<int64_t>(scale));
+    }
+    return result;
+}
+
+void DisplayScales::apply(uint64_t index, Value &v, size_t &next_other) const {
+    if (!v.is(Value::Kind::Number))
+        corrupt("display scales for a value that is not a number");
+    while (next_other < others.size() && others[next_other].first < index)
+        next_other++;
+    const std::string &text = v.as_number().text;
+    int64_t back = display_scale(text);
+    int64_t scale = next_other < others.size() && others[next_other].first == index
+                        ? others[next_other].second
+                        : std::max(back, common);
+    if (scale < back)
+        corrupt("a display scale below the number's own");
+    if (scale != back)
+        v = Value::number(with_display_scale(text, scale), v.as_number().float8);
+}
+
 void Writer::number(const Number &n) {
     ExactNumber exact = exact_number(n.text);
+    // A text with zeros its value does not need ("1.0") keeps them as text.
+    if ((exact.integer || exact.real) && may_keep_zeros(n.text) &&
+        display_scale(n.text) != read_back_scale(exact))
+        exact = ExactNumber{};
     if (exact.integer) {
         byte(kInteger);
         varint(zigzag(*exact.integer));
@@ -336,6 +431,18 @@ void read_values(Reader &r, const std::vector<uint32_t> &positions,
             std::vector<int64_t> dates;
             codec::read_dates(r, n, dates);
             add_kept(dates, [](int64_t d) { return Value::date(d); });
+            return;
+        }
+        case Codec::Scaled: {
+            DisplayScales scales = DisplayScales::read(r, n);
+            if (!is_number_codec(r.peek()))
+                corrupt("display scales before a column that is not of numbers");
+            size_t start = c.values.size();
+            read_values(r, positions, in_window, c);
+            size_t next_other = 0;
+            for (size_t i = 0, j = start; i < n; i++)
+                if (keep(i))
+                    scales.apply(i, c.values[j++], next_other);
             return;
         }
         case Codec::Integers: {

@@ -7,12 +7,14 @@
 #include <bson/bson.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/bucket_data.hpp"
 #include "core/byte_io.hpp"
+#include "core/number.hpp"
 #include "core/value.hpp"
 
 namespace tscoll::bucket_bytes {
@@ -45,6 +47,39 @@ enum class Codec : uint8_t {
     Xor = 4,
     ObjectIds = 5,
     PackedDecimals = 6,
+    // Before a number codec: the texts' scales where they keep digits after
+    // the point that their values do not need ("3.50"), DisplayScales.
+    Scaled = 7,
+};
+
+// Whether the codec byte `b` is one of numbers (what Codec::Scaled precedes).
+inline bool is_number_codec(uint8_t b) {
+    auto c = static_cast<Codec>(b);
+    return c == Codec::Integers || c == Codec::Decimals || c == Codec::Xor ||
+           c == Codec::PackedDecimals;
+}
+
+// The display scale (number.hpp) the reader gives a number stored as an
+// integer or a double.
+int64_t read_back_scale(const ExactNumber &exact);
+// Whether a number's text may keep more digits after the point than its
+// value needs: only a text whose fraction ends in 0, or with an exponent.
+bool may_keep_zeros(std::string_view text);
+
+// Codec::Scaled's payload: the display scale of number i is its entry in
+// `others`, else the larger of `common` and the one it reads back with.
+struct DisplayScales {
+    int64_t common = 0;
+    std::vector<std::pair<uint64_t, int64_t>> others;  // (index, scale), ascending
+
+    // The display scales of `values` (numbers, `exact` each one's integer
+    // or double); nullopt when every one reads back with its own.
+    static std::optional<DisplayScales> of(const std::vector<Value> &values,
+                                           const std::vector<ExactNumber> &exact);
+    void write(ByteWriter &w) const;
+    static DisplayScales read(ByteReader &r, uint64_t n);
+    // Number `index`, read back as `v`, with its display scale.
+    void apply(uint64_t index, Value &v, size_t &next_other) const;
 };
 
 class Writer : public ByteWriter {

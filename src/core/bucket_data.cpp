@@ -59,16 +59,18 @@ std::vector<Value> BucketData::measurements() const {
 namespace {
 
 // A column of numbers in a typed codec: integers when all are, doubles when
-// all are exact as doubles. False, having written nothing, otherwise.
+// all are exact as doubles; after their display scales, when a text keeps
+// zeros its value does not need. False, having written nothing, otherwise.
 bool write_numbers(Writer &w, const std::vector<Value> &values) {
     std::vector<int64_t> integers;
     std::vector<double> doubles;
+    std::vector<ExactNumber> exacts;
     bool all_integers = true;
     bool all_doubles = true;
     for (const Value &v : values) {
         if (!v.is(Value::Kind::Number))
             return false;
-        ExactNumber exact = exact_number(v.as_number().text);
+        const ExactNumber &exact = exacts.emplace_back(exact_number(v.as_number().text));
         if (exact.integer) {
             integers.push_back(*exact.integer);
             doubles.push_back(static_cast<double>(*exact.integer));
@@ -80,11 +82,16 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
             return false;
         }
     }
+    if (!all_integers && !all_doubles)
+        return false;
+    // (An integer among doubles reads back as a double, with scale 0 all the same.)
+    if (std::optional<DisplayScales> scales = DisplayScales::of(values, exacts)) {
+        w.byte(static_cast<uint8_t>(Codec::Scaled));
+        scales->write(w);
+    }
     if (all_integers) {
         w.byte(static_cast<uint8_t>(Codec::Integers));
         codec::write_integers(w, integers);
-    } else if (!all_doubles) {
-        return false;
     } else if (std::optional<uint8_t> scale = codec::decimal_scale(doubles)) {
         if (codec::packed_is_no_larger(doubles, *scale)) {
             w.byte(static_cast<uint8_t>(Codec::PackedDecimals));

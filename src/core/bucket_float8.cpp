@@ -41,6 +41,13 @@ void read_float8_values(Reader &r, uint64_t n, uint32_t count, std::string_view 
     if (!c.dense)
         c.positions = read_positions(r, n, count, name);
     Codec kind = static_cast<Codec>(r.peek());
+    if (kind == Codec::Scaled) {  // the texts' scales: a double has none
+        r.byte();
+        DisplayScales::read(r, n);
+        if (!is_number_codec(r.peek()))
+            corrupt("display scales before a column that is not of numbers");
+        kind = static_cast<Codec>(r.peek());
+    }
     if (kind != Codec::PackedDecimals)
         c.numbers.reserve(n);
     switch (kind) {

@@ -221,4 +221,44 @@ BsonNumber bson_number_type(std::string_view text) {
     return n.real ? BsonNumber::Double : BsonNumber::Decimal128;
 }
 
+int64_t display_scale(std::string_view text) {
+    int64_t fraction = 0;
+    size_t dot = text.find('.');
+    size_t e = text.find_first_of("eE");
+    if (dot != std::string_view::npos)
+        fraction = static_cast<int64_t>((e == std::string_view::npos ? text.size() : e) - dot - 1);
+    int64_t exponent = 0;
+    if (e != std::string_view::npos) {
+        std::optional<Decimal> one = Decimal::parse("1" + std::string(text.substr(e)));
+        exponent = one ? one->exponent : 0;
+    }
+    return std::max<int64_t>(0, fraction - exponent);
+}
+
+std::string with_display_scale(std::string_view text, int64_t scale) {
+    std::optional<Decimal> d = Decimal::parse(text);
+    if (!d)
+        return std::string(text);
+    std::string integer, fraction;
+    if (d->exponent >= 0) {
+        integer = d->is_zero() ? "0" : d->digits + std::string(d->exponent, '0');
+    } else {
+        size_t k = static_cast<size_t>(-d->exponent);
+        if (d->digits.size() > k) {
+            integer = d->digits.substr(0, d->digits.size() - k);
+            fraction = d->digits.substr(d->digits.size() - k);
+        } else {
+            integer = "0";
+            fraction = std::string(k - d->digits.size(), '0') + d->digits;
+        }
+    }
+    if (static_cast<int64_t>(fraction.size()) < scale)
+        fraction.append(static_cast<size_t>(scale) - fraction.size(), '0');
+    std::string result = d->negative ? "-" : "";
+    result += integer;
+    if (!fraction.empty())
+        result += "." + fraction;
+    return result;
+}
+
 }  // namespace tscoll

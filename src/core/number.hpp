@@ -45,4 +45,13 @@ BsonNumber bson_number_type(std::string_view text);
 // The shortest decimal text that reads back as d.
 std::string shortest_text(double d);
 
+// The scale numeric gives the text (its digits after the decimal point,
+// trailing zeros included, less the exponent; at least 0): jsonb prints
+// "3.50" with two, "1e-7" with seven. The text must parse.
+int64_t display_scale(std::string_view text);
+
+// The same number without an exponent and with `scale` digits after the
+// point, at least display_scale(text) of them: 3.5 at 2 is "3.50".
+std::string with_display_scale(std::string_view text, int64_t scale);
+
 }  // namespace tscoll
