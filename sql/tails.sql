@@ -92,6 +92,21 @@ SELECT q, differs(q) FROM unnest(ARRAY[
 -- A DELETE of measurements, a meta update, expiry: tails are rows like any other.
 DELETE FROM by_row WHERE (doc->>'_id')::int % 10 = 0;
 DELETE FROM by_copy WHERE (doc->>'_id')::int % 10 = 0;
+-- A tail that keeps some of its measurements stays a tail of its bucket,
+-- counted once.
+SELECT tscoll.create_collection('tailed', 't', 'm');
+INSERT INTO tailed (t, m, doc) SELECT timestamptz '2024-03-01' + i * interval '1 s', '"a"',
+                                      jsonb_build_object('i', i, 'pad', md5(i::text))
+                                 FROM generate_series(1, 20) i;
+INSERT INTO tailed (t, m, doc) SELECT timestamptz '2024-03-01' + i * interval '1 s', '"a"',
+                                      jsonb_build_object('i', i) FROM generate_series(21, 30) i;
+DELETE FROM tailed WHERE (doc->>'i')::int IN (5, 22, 25);
+SELECT control ? 'tail' AS tail, control->'count' AS count, control->'max'->'t' AS max
+  FROM "system.buckets.tailed" ORDER BY control ? 'tail', _id;
+SELECT tscoll.collection_stats('tailed')->'bucketCount' AS buckets,
+       (SELECT control->'count' FROM tscoll.buckets('tailed')) AS measurements,
+       (SELECT count(*) FROM tailed) AS rows;
+SELECT tscoll.drop_collection('tailed');
 UPDATE by_row SET m = '"renamed"' WHERE m = '"s1"';
 UPDATE by_copy SET m = '"renamed"' WHERE m = '"s1"';
 SELECT differs('SELECT t, m, doc FROM %s');

@@ -400,12 +400,14 @@ CREATE FUNCTION tscoll._write_buckets() RETURNS trigger
     AS 'MODULE_PATHNAME', 'tscoll_write_buckets' LANGUAGE C;
 
 -- UPDATE and DELETE through a view are translated at parse analysis into
--- statements on the bucket table (src/pg/modify.cpp). A general DELETE
+-- statements on the bucket table (src/pg/dml/modify.cpp). A general DELETE
 -- rewrites a partly matching bucket without the matching measurements
--- (numbered from 1 in unpacking order); _placeholder marks where the
--- translation puts the conditions and is never called.
+-- (numbered from 1 in unpacking order), a tail row as a tail row
+-- (`stored_control`); _placeholder marks where the translation puts the
+-- conditions and is never called.
 CREATE FUNCTION tscoll._remove_measurements(_id tscoll.objectid, min_time timestamptz,
                                             stored bytea, positions bigint[], time_field text,
+                                            stored_control jsonb,
                                             OUT control jsonb, OUT data bytea)
     AS 'MODULE_PATHNAME', 'tscoll_remove_measurements' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION tscoll._placeholder(integer) RETURNS boolean

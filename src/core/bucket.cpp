@@ -136,6 +136,23 @@ std::optional<TailRef> tail_ref(const Value &control) {
     return TailRef{ObjectId::from_hex(bucket->as_string()), *number};
 }
 
+Value control_after_removal(const Bucket &rest, const Value &stored,
+                            const std::string &time_field) {
+    Value control = rest.control();
+    std::optional<TailRef> ref = tail_ref(stored);
+    if (!ref)
+        return control;
+    const Value *max = control.find("max");
+    const Value *latest = max != nullptr ? max->find(time_field) : nullptr;
+    std::optional<UnixMicros> t =
+        latest != nullptr && latest->is(Value::Kind::String)
+            ? parse_canonical_date(latest->as_string())
+            : std::nullopt;
+    if (!t)
+        throw Error(ErrorCode::Corrupt, "a tail without times");
+    return tail_control(time_field, rest.min_time(), *t, rest.count(), *ref);
+}
+
 Bucket without_measurements(const ObjectId &id, UnixMicros min_time, const std::string &time_field,
                             const BucketData &data, std::vector<uint32_t> positions) {
     std::sort(positions.begin(), positions.end());

@@ -143,6 +143,10 @@ std::optional<TailRef> tail_ref(const Value &control);
 Bucket without_measurements(const ObjectId &id, UnixMicros min_time, const std::string &time_field,
                             const BucketData &data, std::vector<uint32_t> positions);
 
+// The control of `rest`, what a DELETE leaves of a stored row whose
+// control was `stored`: a tail's stays a tail's, of the same bucket and seq.
+Value control_after_removal(const Bucket &rest, const Value &stored, const std::string &time_field);
+
 // Checks a bucket row written directly to the bucket table
 // (doc/REFERENCE.md, Privileges): control is {"version": 1 or 2, ...} with a
 // count, if any, that matches the data, the data holds at least one

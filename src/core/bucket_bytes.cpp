@@ -71,17 +71,22 @@ bool may_keep_zeros(std::string_view text) {
 
 std::optional<DisplayScales> DisplayScales::of(const std::vector<Value> &values,
                                                const std::vector<ExactNumber> &exact) {
-    // Each number's (display scale, read-back scale), where they differ.
+    auto differs = [&](size_t i) {
+        const std::string &text = values[i].as_number().text;
+        return may_keep_zeros(text) && display_scale(text) != read_back_scale(exact[i]);
+    };
+    size_t first = 0;
+    while (first < values.size() && !differs(first))
+        first++;
+    if (first == values.size())
+        return std::nullopt;
+    // Each number's (display scale, read-back scale).
     std::vector<std::pair<int64_t, int64_t>> scales(values.size());
-    bool differ = false;
     for (size_t i = 0; i < values.size(); i++) {
         const std::string &text = values[i].as_number().text;
         int64_t scale = display_scale(text);
         scales[i] = {scale, may_keep_zeros(text) ? read_back_scale(exact[i]) : scale};
-        differ = differ || scales[i].first != scales[i].second;
     }
-    if (!differ)
-        return std::nullopt;
     // The common scale that leaves the fewest others: one of those kept.
     auto others_with = [&](int64_t common) {
         size_t n = 0;

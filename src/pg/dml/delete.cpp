@@ -191,7 +191,7 @@ char *merge_sql(const Collection *c, bool with_all_match, bool reads_doc) {
                      "tscoll._placeholder(2)) THEN UPDATE SET (control, data) = (SELECT "
                      "r.control, r.data FROM tscoll._remove_measurements(b._id, b.min_time, "
                      "b.data, ARRAY(SELECT m.n FROM %s WITH ORDINALITY AS m (%s, n) WHERE "
-                     "tscoll._placeholder(2)), %s) AS r)",
+                     "tscoll._placeholder(2)), %s, b.control) AS r)",
                      unpack, columns, unpack, columns, time_field);
     return sql.data;
 }
@@ -307,15 +307,17 @@ void translate_delete(Query *q, const Collection *c) {
 }  // namespace tscoll::pg::dml
 
 // tscoll._remove_measurements(_id objectid, min_time timestamptz, stored
-// bytea, positions bigint[], time_field text, OUT control jsonb, OUT data
-// bytea): the bucket without the measurements at `positions`, numbered
-// from 1 in unpacking order (WITH ORDINALITY).
+// bytea, positions bigint[], time_field text, control jsonb, OUT control
+// jsonb, OUT data bytea): the bucket row without the measurements at
+// `positions`, numbered from 1 in unpacking order (WITH ORDINALITY); a
+// tail row stays one.
 TSCOLL_FUNCTION(tscoll_remove_measurements) {
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     TimestampTz min_time = PG_GETARG_TIMESTAMPTZ(1);
     bytea *stored = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });
     ArrayType *array = tscoll::pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(3); });
     text *time_field_text = tscoll::pg::pg_call([&] { return PG_GETARG_TEXT_PP(4); });
+    Jsonb *stored_control = tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(5); });
     Datum *elements = nullptr;
     bool *nulls = nullptr;
     int n = 0;
@@ -335,7 +337,9 @@ TSCOLL_FUNCTION(tscoll_remove_measurements) {
     tscoll::Bucket rest =
         tscoll::without_measurements(*id, tscoll::pg::to_unix_micros(min_time), time_field,
                                      tscoll::pg::decode_bucket(*id, stored), std::move(positions));
-    Jsonb *control = tscoll::pg::control_jsonb(rest.control(), CurrentMemoryContext);
+    Jsonb *control = tscoll::pg::control_jsonb(
+        tscoll::control_after_removal(rest, tscoll::pg::jsonb_to_value(stored_control), time_field),
+        CurrentMemoryContext);
     Datum data = tscoll::pg::bytea_datum(rest.data().encode(), CurrentMemoryContext);
     return tscoll::pg::pg_call([&] {
         TupleDesc desc;
