@@ -130,6 +130,28 @@ SELECT doc || jsonb_build_object('_id', (doc->>'_id')::int + 10000,
 SELECT differs('SELECT t, m, doc FROM %s');
 SELECT (SELECT count(*) FROM by_row) AS measurements,
        (SELECT sum((control->>'count')::int) FROM tscoll.buckets('by_row')) AS in_buckets;
+-- Folding on demand (a series that stopped receiving data keeps its open
+-- bucket's tails until then): every tail written into its bucket, the same
+-- measurements and buckets; appends go on after it; only the owner folds.
+SELECT count(*) > 0 AS had_tails FROM "system.buckets.by_row" WHERE control ? 'tail';
+SELECT tscoll.fold_tails('by_row') > 0 AS folded;
+SELECT count(*) AS tails_left FROM "system.buckets.by_row" WHERE control ? 'tail';
+SELECT differs('SELECT t, m, doc FROM %s');
+SELECT (SELECT count(*) FROM (SELECT * FROM buckets_of('by_copy')
+                              EXCEPT SELECT * FROM buckets_of('by_row')) d) AS copy_not_row,
+       (SELECT count(*) FROM (SELECT * FROM buckets_of('by_row')
+                              EXCEPT SELECT * FROM buckets_of('by_copy')) d) AS row_not_copy;
+SELECT tscoll.fold_tails('by_row') AS folded_again;
+INSERT INTO by_row (doc) SELECT doc || '{"_id": 20000}' FROM source WHERE i = 2399;
+INSERT INTO by_row (doc) SELECT doc || '{"_id": 20001}' FROM source WHERE i = 2399;
+INSERT INTO by_copy (doc) SELECT doc || jsonb_build_object('_id', 20000 + g) FROM source, generate_series(0, 1) g
+                           WHERE i = 2399;
+SELECT differs('SELECT t, m, doc FROM %s');
+CREATE ROLE tails_stranger;
+SET ROLE tails_stranger;
+SELECT try($$SELECT tscoll.fold_tails('by_row')$$);
+RESET ROLE;
+DROP ROLE tails_stranger;
 SELECT tscoll.coll_mod('by_row', '{"expireAfterSeconds": 1}');
 SELECT tscoll.coll_mod('by_copy', '{"expireAfterSeconds": 1}');
 SELECT tscoll.run_ttl_pass() >= 0 AS ran;

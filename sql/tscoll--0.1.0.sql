@@ -838,6 +838,22 @@ $$;
 COMMENT ON FUNCTION tscoll.buckets(regclass) IS
     'every bucket of a collection, data decoded to MongoDB''s uncompressed v1 shape';
 
+-- Folds tail rows into their buckets (doc/ARCHITECTURE.md, "Tails").
+CREATE FUNCTION tscoll._fold_tails(collection regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'tscoll_fold_tails' LANGUAGE C STRICT;
+CREATE FUNCTION tscoll.fold_tails(collection regclass) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    RETURN tscoll._fold_tails(c.view);
+END
+$$;
+COMMENT ON FUNCTION tscoll.fold_tails(regclass) IS
+    'writes the tail rows of every bucket not being written into the bucket; returns how many buckets';
+
 CREATE FUNCTION tscoll.insert_many(collection regclass, docs jsonb, ordered boolean DEFAULT true)
     RETURNS jsonb AS 'MODULE_PATHNAME', 'tscoll_insert_many' LANGUAGE C STRICT;
 COMMENT ON FUNCTION tscoll.insert_many(regclass, jsonb, boolean) IS
