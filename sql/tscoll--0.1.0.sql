@@ -514,6 +514,22 @@ $$;
 
 -- Creates the bucket table, its default index, the view and the catalog
 -- row of a new collection. `o` is the output of _validate_options.
+-- A view rule's RETURNING list: a column for each of the view's, each of
+-- which raises (the rules cannot return measurements).
+CREATE FUNCTION tscoll._rule_returning(view text, command text, meta_field text, fields jsonb,
+                                       typed text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT format('tscoll._untranslated_returning(%L::regclass, %L)', view, command)
+    || CASE WHEN meta_field IS NULL THEN ''
+            ELSE format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::jsonb)',
+                        view, command) END
+    || format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::jsonb)', view, command)
+    || coalesce((SELECT string_agg(format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::%s)',
+                                          view, command, fields ->> t.name), '' ORDER BY t.n)
+                   FROM unnest(typed) WITH ORDINALITY t(name, n)), '')
+$$;
+
 -- Creates (or, with `replace`, redefines with more typed fields) a
 -- collection's view and its rules: the time, meta and doc columns, then
 -- the typed fields `typed` (types in `fields`) in that order.
@@ -525,13 +541,11 @@ DECLARE
     typed_columns text := (SELECT string_agg(', ' || tscoll._typed_column(t.name, fields ->> t.name), ''
                                              ORDER BY t.n)
                              FROM unnest(typed) WITH ORDINALITY t(name, n));
-    returned text := format('tscoll._untranslated_returning(%L::regclass, ', view);
     typed_unchanged text := (SELECT string_agg(format(' AND NEW.%1$I IS NOT DISTINCT FROM OLD.%1$I',
                                                       t.name), '' ORDER BY t.n)
                                FROM unnest(typed) WITH ORDINALITY t(name, n));
     same_series text;
     in_bucket text;
-    returned_columns text;
 BEGIN
     EXECUTE pg_catalog.format(
         'CREATE %s VIEW %s AS SELECT m."time" AS %I, %s m.doc%s
@@ -547,14 +561,6 @@ BEGIN
                         ELSE format('coalesce(b.meta::text, '''') = coalesce(OLD.%I::text, '''') AND ',
                                     meta_field) END;
     in_bucket := format('OLD.%1$I >= b.min_time AND OLD.%1$I <= b.max_time', time_field);
-    -- Every column of the RETURNING lists raises: the rules cannot return
-    -- measurements ($c$ stands for the command).
-    returned_columns := returned || '$c$)'
-        || CASE WHEN meta_field IS NULL THEN '' ELSE ', ' || returned || '$c$, NULL::jsonb)' END
-        || ', ' || returned || '$c$, NULL::jsonb)'
-        || coalesce((SELECT string_agg(format(', %s$c$, NULL::%s)', returned, fields ->> t.name),
-                                       '' ORDER BY t.n)
-                       FROM unnest(typed) WITH ORDINALITY t(name, n)), '');
     IF meta_field IS NULL THEN
         EXECUTE format(
             'CREATE OR REPLACE RULE untranslated_update AS ON UPDATE TO %s
@@ -570,7 +576,8 @@ BEGIN
                                          AND NEW.doc IS NOT DISTINCT FROM OLD.doc%8$s)
                RETURNING %7$s',
             view, buckets, meta_field, time_field, same_series, in_bucket,
-            replace(returned_columns, '$c$', '''UPDATE'''), coalesce(typed_unchanged, ''));
+            tscoll._rule_returning(view, 'UPDATE', meta_field, fields, typed),
+            coalesce(typed_unchanged, ''));
     END IF;
     EXECUTE format(
         'CREATE OR REPLACE RULE delete_buckets AS ON DELETE TO %1$s DO INSTEAD
@@ -580,7 +587,7 @@ BEGIN
                                      OLD.doc, NULL, true)
            RETURNING %6$s',
         view, buckets, time_field, same_series, in_bucket,
-        replace(returned_columns, '$c$', '''DELETE'''),
+        tscoll._rule_returning(view, 'DELETE', meta_field, fields, typed),
         CASE WHEN meta_field IS NULL THEN 'NULL' ELSE format('OLD.%I', meta_field) END);
 END
 $$;

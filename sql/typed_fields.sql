@@ -137,5 +137,38 @@ INSERT INTO typed_nometa (t, v) VALUES ('2024-01-01Z', 5) RETURNING t, v, doc - 
 SELECT v, doc - '_id' FROM typed_nometa WHERE v = 5;
 DELETE FROM typed_nometa WHERE v = 5;
 
+-- A generated _id read as text: the hex doc shows; dates at the ends of the
+-- range doc can show; both ways alike.
+SELECT tscoll.create_collection('typed_ids', 't', fields => '{"_id": "text", "at": "timestamptz"}');
+INSERT INTO typed_ids (t, doc) VALUES
+  ('2024-01-01Z', '{"at": {"$date": {"$numberLong": "6311390399999999"}}}'),
+  ('2024-01-01Z', '{"at": {"$date": "+200000-12-31T23:59:59.999Z"}}'),
+  ('2024-01-01Z', '{"at": {"$date": "-004713-11-24T00:00:00Z"}}'),
+  ('2024-01-01Z', '{"_id": "given"}');
+SELECT both_ways($$SELECT count(_id), count(*) FILTER (WHERE _id = doc->>'_id') FROM typed_ids$$);
+SELECT both_ways($$SELECT at FROM typed_ids$$);
+SELECT both_ways($$SELECT count(*) FROM typed_ids WHERE _id = 'given'$$);
+INSERT INTO typed_ids (t, _id) VALUES ('2024-01-01Z', 'as a column') RETURNING _id, doc->'_id';
+
+-- A copy of a collection through its typed columns: doc's values that read
+-- as the columns' are kept as they are (a date, a number float8 rounds).
+SELECT tscoll.create_collection('typed_copy', 't', fields => '{"_id": "text", "at": "timestamptz", "x": "float8"}');
+SELECT tscoll.coll_mod('typed_ids', '{"fields": {"x": "float8"}}')->'fields';
+INSERT INTO typed_ids (t, doc) VALUES ('2024-01-02Z', '{"x": 2.0000000000000000000001, "at": {"$date": "2024-01-01T10:00:00Z"}}');
+INSERT INTO typed_copy (t, doc, _id, at, x) SELECT t, doc, _id, at, x FROM typed_ids;
+SELECT count(*) AS differing FROM (
+    (SELECT t, doc FROM typed_ids EXCEPT SELECT t, doc FROM typed_copy)
+    UNION ALL (SELECT t, doc FROM typed_copy EXCEPT SELECT t, doc FROM typed_ids)) d;
+SELECT try($$INSERT INTO typed_copy (t, doc, at) VALUES ('2024-01-03Z', '{"at": {"$date": "2024-01-01T10:00:00Z"}}', '2024-01-01 10:00:01Z')$$);
+SELECT tscoll.drop_collection('typed_copy');
+SELECT tscoll.drop_collection('typed_ids');
+
+-- Names are data, never SQL: a collection named with quotes and dollars.
+SELECT tscoll.create_collection('"odd$c$''name"', 't', 'm', fields => '{"v": "int4"}');
+SELECT tscoll.coll_mod('"odd$c$''name"', '{"fields": {"w": "text"}}')->'fields';
+INSERT INTO "odd$c$'name" (t, m, v, w) VALUES ('2024-01-01Z', '1', 5, 'x');
+SELECT v, w FROM "odd$c$'name";
+SELECT tscoll.drop_collection('"odd$c$''name"');
+
 SELECT tscoll.drop_collection('typed');
 SELECT tscoll.drop_collection('typed_nometa');

@@ -144,10 +144,9 @@ Value control_after_removal(const Bucket &rest, const Value &stored,
         return control;
     const Value *max = control.find("max");
     const Value *latest = max != nullptr ? max->find(time_field) : nullptr;
-    std::optional<UnixMicros> t =
-        latest != nullptr && latest->is(Value::Kind::String)
-            ? parse_canonical_date(latest->as_string())
-            : std::nullopt;
+    std::optional<UnixMicros> t = latest != nullptr && latest->is(Value::Kind::String)
+                                      ? parse_canonical_date(latest->as_string())
+                                      : std::nullopt;
     if (!t)
         throw Error(ErrorCode::Corrupt, "a tail without times");
     return tail_control(time_field, rest.min_time(), *t, rest.count(), *ref);

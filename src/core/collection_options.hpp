@@ -51,7 +51,7 @@ struct CollectionOptions {
     int32_t bucket_max_span_seconds = 0;
     int32_t bucket_rounding_seconds = 0;  // always filled in
     std::optional<int64_t> expire_after_seconds;
-    std::vector<TypedField> fields;  // in the view's column order
+    std::vector<TypedField> fields;  // in the order given (jsonb keeps its keys sorted)
 
     bool operator==(const CollectionOptions &o) const;
 };

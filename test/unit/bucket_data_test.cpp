@@ -153,12 +153,12 @@ TEST(BucketData, NumbersKeepTheirValue) {
 // jsonb text).
 TEST(BucketData, NumbersKeepTheirScale) {
     const std::vector<std::vector<const char *>> columns = {
-        {"1.0", "2", "3.50", "100.000", "-0.50", "0.0"},     // integers and decimals, mixed scales
-        {"12.50", "12.34", "12.00", "13.10", "12.35"},      // a common scale, as "%.2f" writes
-        {"12.50", "12", "7", "12.5"},                        // scales that differ from the common
-        {"1.0", "2.0", "3.0"},                               // integers with a scale
+        {"1.0", "2", "3.50", "100.000", "-0.50", "0.0"},  // integers and decimals, mixed scales
+        {"12.50", "12.34", "12.00", "13.10", "12.35"},    // a common scale, as "%.2f" writes
+        {"12.50", "12", "7", "12.5"},                     // scales that differ from the common
+        {"1.0", "2.0", "3.0"},                            // integers with a scale
         {"0.30000000000000004", "0.10", "1e-7", "0.0000001000"},  // doubles (XOR) and exponents
-        {"123456789012345678901234567890.0", "1.50"},       // beyond doubles: tagged
+        {"123456789012345678901234567890.0", "1.50"},             // beyond doubles: tagged
     };
     std::mt19937_64 rng(7);
     for (size_t c = 0; c < columns.size(); c++) {
@@ -426,8 +426,7 @@ TEST(BucketData, TimeWindowKeepsTheMeasurementsWithinIt) {
             for (size_t i = 0; i < rows.size(); i++)
                 rows[i] = rng() % 3 != 0;
         BucketData windowed = BucketData::decode(
-            bytes, &wanted,
-            BucketData::TimeWindow{"t", within, round % 4 >= 2 ? &rows : nullptr});
+            bytes, &wanted, BucketData::TimeWindow{"t", within, round % 4 >= 2 ? &rows : nullptr});
         for (const BucketColumn &c : windowed.columns()) {
             bool after_time = c.name != "d" && c.name != "t";
             size_t j = 0;

@@ -180,52 +180,35 @@ const char *typed_field_key(Node *node, const CollectionRead &read, char *kind) 
     return field_key(static_cast<Node *>(linitial(call->args)), read, F_JSONB_OBJECT_FIELD);
 }
 
-// The same comparison with `subject` of a typed field as doc->>'f' cast to
-// its type, where pruning reads them alike: numbers compare as numbers, and
-// a value of another type, NULL in the typed column, passes no comparison.
-// Text and booleans compare as jsonb for equality only (text's collation
-// is not jsonb's order); nullptr for the rest.
-Node *typed_subject(const CollectionRead &read, const Comparison &c, Node **bound) {
+// A typed number field's column as doc->>'f' cast to its type, which
+// pruning reads alike: numbers compare as numbers, and a value of another
+// type, NULL in the typed column, passes no comparison. nullptr for other
+// subjects. (Control's strings cannot be told from ObjectIds, and dates
+// are objects there: other types do not prune.)
+Node *typed_number_subject(const CollectionRead &read, Node *subject) {
     char kind = 0;
-    const char *key = typed_field_key(c.subject, read, &kind);
-    if (key == nullptr)
+    if (typed_field_key(subject, read, &kind) == nullptr ||
+        (kind != static_cast<char>(TypedField::Float8) &&
+         kind != static_cast<char>(TypedField::Int8) &&
+         kind != static_cast<char>(TypedField::Int4)))
         return nullptr;
-    Node *doc_field = static_cast<Node *>(linitial(castNode(FuncExpr, c.subject)->args));
-    switch (static_cast<TypedField>(kind)) {
-        case TypedField::Float8:
-        case TypedField::Int8:
-        case TypedField::Int4: {
-            Oid to = typed_field_type(kind);
-            OpExpr *as_text = copy_node(castNode(OpExpr, doc_field));
-            as_text->opno = OpernameGetOprid(qualified("pg_catalog", "->>"), JSONBOID, TEXTOID);
-            as_text->opfuncid = F_JSONB_OBJECT_FIELD_TEXT;
-            as_text->opresulttype = TEXTOID;
-            CoerceViaIO *cast = makeNode(CoerceViaIO);
-            cast->arg = reinterpret_cast<Expr *>(as_text);
-            cast->resulttype = to;
-            cast->resultcollid = InvalidOid;
-            cast->coerceformat = COERCE_EXPLICIT_CAST;
-            cast->location = -1;
-            return reinterpret_cast<Node *>(cast);
-        }
-        case TypedField::Text:
-        case TypedField::Bool:
-            if (c.strategy != BTEqualStrategyNumber)
-                return nullptr;
-            *bound = reinterpret_cast<Node *>(
-                makeFuncExpr(F_TO_JSONB, JSONBOID, list_make1(copy_node(c.bound)), InvalidOid,
-                             InvalidOid, COERCE_EXPLICIT_CALL));
-            return doc_field;
-        case TypedField::Timestamptz:
-            return nullptr;
-    }
-    return nullptr;
+    OpExpr *as_text = copy_node(linitial_node(OpExpr, castNode(FuncExpr, subject)->args));
+    as_text->opno = OpernameGetOprid(qualified("pg_catalog", "->>"), JSONBOID, TEXTOID);
+    as_text->opfuncid = F_JSONB_OBJECT_FIELD_TEXT;
+    as_text->opresulttype = TEXTOID;
+    CoerceViaIO *cast = makeNode(CoerceViaIO);
+    cast->arg = reinterpret_cast<Expr *>(as_text);
+    cast->resulttype = typed_field_type(kind);
+    cast->resultcollid = InvalidOid;
+    cast->coerceformat = COERCE_EXPLICIT_CAST;
+    cast->location = -1;
+    return reinterpret_cast<Node *>(cast);
 }
 
 // (doc->>'f')::float8|numeric|int <op> bound, or doc->'f' <op> bound (jsonb):
 // tscoll._control_may_match(control, 'f', strategy, bound).
 Node *field_condition(const CollectionRead &read, Comparison c) {
-    if (Node *subject = typed_subject(read, c, &c.bound))
+    if (Node *subject = typed_number_subject(read, c.subject))
         c.subject = subject;
     const char *key = nullptr;
     Node *bound = c.bound;

@@ -263,19 +263,19 @@ const char *partial_of(Aggref *agg, BucketAggregation *a) {
     Node *arg = reinterpret_cast<Node *>(linitial_node(TargetEntry, agg->args)->expr);
     // A float8 typed field's column: its numbers, other values left out.
     char typed = 0;
-    if (const char *key = typed_field_key(arg, *a->read, &typed))
-        return typed == static_cast<char>(TypedField::Float8)
-                   ? psprintf("%c%c%s", kNumbersOnly, letter, key)
-                   : nullptr;
-    if (!IsA(arg, CoerceViaIO) || castNode(CoerceViaIO, arg)->resulttype != FLOAT8OID)
+    const char *key = typed_field_key(arg, *a->read, &typed);
+    if (key != nullptr && typed != static_cast<char>(TypedField::Float8))
         return nullptr;
-    const char *key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, arg)->arg), *a->read,
-                                F_JSONB_OBJECT_FIELD_TEXT);
+    if (key == nullptr && IsA(arg, CoerceViaIO) &&
+        castNode(CoerceViaIO, arg)->resulttype == FLOAT8OID)
+        key = field_key(reinterpret_cast<Node *>(castNode(CoerceViaIO, arg)->arg), *a->read,
+                        F_JSONB_OBJECT_FIELD_TEXT);
     // The time and meta fields read differently through doc: left to _unpack.
     if (key == nullptr || strcmp(key, a->time_field) == 0 ||
         (a->meta_field != nullptr && strcmp(key, a->meta_field) == 0))
         return nullptr;
-    return psprintf("%c%s", letter, key);
+    return typed != 0 ? psprintf("%c%c%s", kNumbersOnly, letter, key)
+                      : psprintf("%c%s", letter, key);
 }
 
 // The Float8Aggregate letter of a partial aggregate's spec.

@@ -85,8 +85,10 @@ Datum typed_field_datum(const Value &v, TypedField kind, bool *null) {
             }
             break;
         case TypedField::Text:
-            if (v.is(Value::Kind::String)) {
-                const std::string &s = v.as_string();
+            // An ObjectId is a string in doc (a generated _id).
+            if (v.is(Value::Kind::String) || v.is(Value::Kind::ObjectId)) {
+                std::string s =
+                    v.is(Value::Kind::String) ? v.as_string() : v.as_objectid().to_hex();
                 return pg_call(
                     [&] { return PointerGetDatum(cstring_to_text_with_len(s.data(), s.size())); });
             }
@@ -101,7 +103,8 @@ Datum typed_field_datum(const Value &v, TypedField kind, bool *null) {
                 t = v.as_date();
             else
                 t = extended_json_date(v);
-            if (t && IS_VALID_TIMESTAMP(to_timestamptz(*t)))
+            // Within the dates doc can show and read back alike.
+            if (t && *t >= kMinTime && *t <= kMaxTime)
                 return TimestampTzGetDatum(to_timestamptz(*t));
             break;
         }
@@ -151,6 +154,28 @@ Datum typed_column_datum(const Value *v, Oid type, bool *null) {
         if (k.type == type)
             return typed_field_datum(*v, k.field, null);
     throw Error(ErrorCode::Internal, "a typed field column of an unknown type");
+}
+
+bool typed_values_agree(const Value &given, const Value &column, Oid type) {
+    if (type == JSONBOID)
+        return json_equal(given, column);
+    bool given_null = false, column_null = false;
+    Datum a = typed_column_datum(&given, type, &given_null);
+    Datum b = typed_column_datum(&column, type, &column_null);
+    if (given_null || column_null)
+        return false;
+    switch (type) {
+        case FLOAT8OID:
+            return DatumGetFloat8(a) == DatumGetFloat8(b);
+        case TEXTOID:
+            return pg_call([&] {
+                text *x = DatumGetTextPP(a), *y = DatumGetTextPP(b);
+                return VARSIZE_ANY_EXHDR(x) == VARSIZE_ANY_EXHDR(y) &&
+                       memcmp(VARDATA_ANY(x), VARDATA_ANY(y), VARSIZE_ANY_EXHDR(x)) == 0;
+            });
+        default:  // int8, int4, bool, timestamptz: by value
+            return a == b;
+    }
 }
 
 }  // namespace tscoll::pg

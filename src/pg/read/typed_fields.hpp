@@ -43,8 +43,13 @@ std::optional<double> typed_float8(const Value &v);
 // (NaN, infinities).
 Value typed_field_value(Datum d, Oid type);
 
-// The view's column `attnum` (a typed field's, after doc) for
-// measurement field value `v` (nullptr: absent).
+// A typed field column's value of `type` for measurement field value `v`
+// (nullptr: absent).
 Datum typed_column_datum(const Value *v, Oid type, bool *null);
+
+// Whether field value `given` reads, in a column of `type`, as the value
+// `column` that the column was given (typed_field_value): then doc and the
+// column agree, and doc's value, the more exact, is kept.
+bool typed_values_agree(const Value &given, const Value &column, Oid type);
 
 }  // namespace tscoll::pg

@@ -475,8 +475,9 @@ HeapTuple stored_row(const PreparedMeasurement &p, const CollectionInfo &info, T
 }
 
 // Typed fields given as columns (doc/REFERENCE.md, Typed fields) are the
-// measurement's fields, as the time and meta columns are; doc may hold the
-// same value, not another.
+// measurement's fields, as the time and meta columns are; doc may hold a
+// value that reads as the column's (then doc's is kept: INSERT ... SELECT *
+// from a collection copies it whole), not another.
 void typed_columns_into_doc(HeapTuple tuple, TupleDesc desc, const CollectionInfo &info,
                             MeasurementInput &input) {
     for (int i = info.view_doc_column; i < desc->natts; i++) {
@@ -492,7 +493,7 @@ void typed_columns_into_doc(HeapTuple tuple, TupleDesc desc, const CollectionInf
         if (!input.doc->is(Value::Kind::Object))
             return;  // refused as it is
         if (const Value *given = input.doc->find(name); given != nullptr) {
-            if (!json_equal(*given, value))
+            if (!typed_values_agree(*given, value, column->atttypid))
                 throw Error(ErrorCode::BadValue,
                             std::string("the column \"") + name +
                                 "\" and doc give different values for '" + name + "'",
