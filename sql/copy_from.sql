@@ -84,15 +84,24 @@ SET ROLE copy_writer;
 COPY via_copy (doc) FROM STDIN;
 {"t": "2024-01-04T00:00:00Z", "m": "w", "v": 1}
 \.
+-- A server file needs pg_read_server_files, as for any COPY.
+SELECT try($$COPY via_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'$$);
 SET ROLE copy_stranger;
 COPY via_copy (doc) FROM STDIN;
 {"t": "2024-01-04T00:00:01Z", "m": "w", "v": 2}
 \.
 RESET ROLE;
+-- A program's output is read as a file's (by a superuser here).
+COPY via_copy (doc) FROM PROGRAM 'printf ''{"t": "2024-01-04T00:00:03Z", "m": "p", "v": 4}\n''';
+SELECT t, m, doc - '_id' AS doc FROM via_copy WHERE m = '"p"';
 SELECT t, m, doc - '_id' AS doc FROM via_copy WHERE m = '"w"';
--- Binary COPY and a view with a column default take PostgreSQL's path.
+-- Binary COPY reads typed values (its rows as the other formats' give
+-- them); a view with a column default takes PostgreSQL's path.
 \copy (SELECT t, m, doc FROM via_copy WHERE m = '"w"') TO '/tmp/tscoll_regress_copy_from.bin' (FORMAT binary)
 \copy via_insert FROM '/tmp/tscoll_regress_copy_from.bin' (FORMAT binary)
+SELECT (SELECT array_agg(doc ORDER BY t) FROM via_copy WHERE m = '"w"') =
+       (SELECT array_agg(doc ORDER BY t) FROM via_insert WHERE m = '"w"') AS binary_same;
+COPY via_insert (t, doc) FROM PROGRAM 'printf ''PGCOPY\n\377\r\n\0''' (FORMAT binary);
 ALTER VIEW via_insert ALTER COLUMN m SET DEFAULT '"defaulted"';
 COPY via_insert (doc) FROM STDIN;
 {"t": "2024-01-04T00:00:02Z", "v": 3}

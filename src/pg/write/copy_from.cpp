@@ -19,6 +19,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 }
@@ -43,7 +44,8 @@ bool takes_options(List *options) {
         DefElem *option = lfirst_node(DefElem, lc);
         if (strcmp(option->defname, "format") == 0) {
             const char *format = defGetString(option);
-            if (strcmp(format, "text") != 0 && strcmp(format, "csv") != 0)
+            if (strcmp(format, "text") != 0 && strcmp(format, "csv") != 0 &&
+                strcmp(format, "binary") != 0)
                 return false;
         } else if (strcmp(option->defname, "force_not_null") == 0 ||
                    strcmp(option->defname, "force_null") == 0 ||
@@ -82,11 +84,20 @@ bool copies_typed_columns(Relation view, List *attlist) {
     return false;
 }
 
-// COPY <collection view> FROM STDIN this path takes; the view's OID or
-// InvalidOid.
+// Whether the caller may read the COPY's server file or run its program,
+// as COPY itself checks; when not, COPY's own path raises the error.
+bool may_read_source(const CopyStmt *copy) {
+    if (copy->filename == nullptr)
+        return true;
+    return has_privs_of_role(
+        GetUserId(), copy->is_program ? ROLE_PG_EXECUTE_SERVER_PROGRAM : ROLE_PG_READ_SERVER_FILES);
+}
+
+// COPY <collection view> FROM STDIN, a file or a program, that this path
+// takes; the view's OID or InvalidOid.
 Oid copies_into_collection(const CopyStmt *copy) {
-    if (!copy->is_from || copy->relation == nullptr || copy->filename != nullptr ||
-        copy->is_program || copy->whereClause != nullptr || !takes_options(copy->options))
+    if (!copy->is_from || copy->relation == nullptr || copy->whereClause != nullptr ||
+        !takes_options(copy->options) || !may_read_source(copy))
         return InvalidOid;
     Oid relid = RangeVarGetRelid(copy->relation, NoLock, true);
     if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_VIEW)
@@ -106,6 +117,33 @@ Value json_value(const char *text) {
     Jsonb *jsonb = tscoll::pg::pg_call(
         [&] { return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text))); });
     return tscoll::pg::jsonb_to_value(jsonb);
+}
+
+// One binary row, read into `values` and `nulls` (the view's columns) by
+// NextCopyFrom, as core values.
+tscoll::MeasurementInput binary_row_input(const Datum *values, const bool *nulls,
+                                          const std::vector<int> &columns,
+                                          const tscoll::pg::CollectionInfo &info) {
+    tscoll::MeasurementInput input;
+    for (int column : columns) {
+        if (nulls[column - 1])
+            continue;
+        Datum d = values[column - 1];
+        if (column == info.view_time_column) {
+            input.time = tscoll::pg::time_field_value(DatumGetTimestampTz(d));
+            if (!input.time)
+                tscoll::throw_bad_date(tscoll::CollectionFields{
+                    info.view_name, info.time_field, info.meta_field, info.rounding_seconds});
+            continue;
+        }
+        Value v =
+            tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return DatumGetJsonbP(d); }));
+        if (column == info.view_doc_column)
+            input.doc = std::move(v);
+        else
+            input.meta = std::move(v);
+    }
+    return input;
 }
 
 // One row's fields, in the order of `columns` (attribute numbers of the
@@ -174,8 +212,9 @@ bool copy_into_collection(PlannedStmt *pstmt, const char *query_string, QueryCom
 
     ParseState *pstate = make_parsestate(nullptr);
     pstate->p_sourcetext = query_string;
-    CopyFromState cstate =
-        BeginCopyFrom(pstate, view, nullptr, nullptr, false, nullptr, copy->attlist, copy->options);
+    CopyFromState cstate = BeginCopyFrom(pstate, view, nullptr, copy->filename, copy->is_program,
+                                         nullptr, copy->attlist, copy->options);
+    bool binary = cstate->opts.binary;
     TupleDesc desc = RelationGetDescr(view);
     int ncolumns = list_length(cstate->attnumlist);
     uint64 processed = 0;
@@ -193,13 +232,42 @@ bool copy_into_collection(PlannedStmt *pstmt, const char *query_string, QueryCom
         MeasurementBatch batch(view_oid);
         char **fields = nullptr;
         int nfields = 0;
+        // A binary row's values, decoded in a context reset per row.
+        Datum *values = nullptr;
+        bool *nulls = nullptr;
+        MemoryContext row_context = nullptr;
+        if (binary)
+            pg_call([&] {
+                values = static_cast<Datum *>(palloc0(sizeof(Datum) * desc->natts));
+                nulls = static_cast<bool *>(palloc0(sizeof(bool) * desc->natts));
+                row_context = AllocSetContextCreate(CurrentMemoryContext, "tscoll binary COPY row",
+                                                    ALLOCSET_DEFAULT_SIZES);
+            });
         for (;;) {
-            bool more = pg_call([&] { return NextCopyFromRawFields(cstate, &fields, &nfields); });
-            if (!more)
-                break;
-            if (nfields != ncolumns)
-                pg_call([&] { wrong_field_count(nfields, columns, desc); });
-            batch.add(row_input(cstate, fields, columns, desc, batch.collection()));
+            if (binary) {
+                MemoryContext caller = MemoryContextSwitchTo(row_context);
+                bool more = false;
+                try {
+                    more = pg_call([&] { return NextCopyFrom(cstate, nullptr, values, nulls); });
+                    if (more)
+                        batch.add(binary_row_input(values, nulls, columns, batch.collection()));
+                } catch (...) {
+                    MemoryContextSwitchTo(caller);
+                    throw;
+                }
+                MemoryContextSwitchTo(caller);
+                pg_call([&] { MemoryContextReset(row_context); });
+                if (!more)
+                    break;
+            } else {
+                bool more =
+                    pg_call([&] { return NextCopyFromRawFields(cstate, &fields, &nfields); });
+                if (!more)
+                    break;
+                if (nfields != ncolumns)
+                    pg_call([&] { wrong_field_count(nfields, columns, desc); });
+                batch.add(row_input(cstate, fields, columns, desc, batch.collection()));
+            }
             batch.flush_when_full();
             processed++;
         }
