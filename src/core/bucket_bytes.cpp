@@ -450,10 +450,20 @@ void read_values(Reader &r, const std::vector<uint32_t> &positions,
                     scales.apply(i, c.values[j++], next_other);
             return;
         }
-        case Codec::Integers: {
+        case Codec::Integers:
+        case Codec::PackedIntegerDeltas: {
             std::vector<int64_t> integers;
-            codec::read_integers(r, n, integers);
+            if (kind == Codec::Integers)
+                codec::read_integers(r, n, integers);
+            else
+                codec::read_packed_deltas(r, n, integers);
             add_kept(integers, integer_value);
+            return;
+        }
+        case Codec::PackedDecimalDeltas: {
+            std::vector<double> doubles;
+            codec::read_packed_decimal_deltas(r, n, doubles);
+            add_kept(doubles, double_value);
             return;
         }
         case Codec::Decimals:

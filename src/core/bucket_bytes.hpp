@@ -50,13 +50,16 @@ enum class Codec : uint8_t {
     // Before a number codec: the texts' scales where they keep digits after
     // the point that their values do not need ("3.50"), DisplayScales.
     Scaled = 7,
+    PackedIntegerDeltas = 8,
+    PackedDecimalDeltas = 9,
 };
 
 // Whether the codec byte `b` is one of numbers (what Codec::Scaled precedes).
 inline bool is_number_codec(uint8_t b) {
     auto c = static_cast<Codec>(b);
     return c == Codec::Integers || c == Codec::Decimals || c == Codec::Xor ||
-           c == Codec::PackedDecimals;
+           c == Codec::PackedDecimals || c == Codec::PackedIntegerDeltas ||
+           c == Codec::PackedDecimalDeltas;
 }
 
 // The display scale (number.hpp) the reader gives a number stored as an

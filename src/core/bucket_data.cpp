@@ -58,6 +58,28 @@ std::vector<Value> BucketData::measurements() const {
 
 namespace {
 
+// Decimals k / 10^scale in the smallest of their codecs: packed steps,
+// varint steps, or the frame of reference, which packed steps must beat by
+// an eighth (any value of a frame reads alone, which a read of a few rows
+// uses).
+void write_decimals(Writer &w, const std::vector<double> &doubles, uint8_t scale) {
+    std::vector<int64_t> ks = codec::scaled_ks(doubles, scale);
+    size_t deltas = codec::varint_deltas_size(ks);
+    size_t frame_size = codec::packed_frame_size(ks);
+    std::optional<size_t> steps = codec::packed_deltas_size(ks);
+    bool frame = frame_size <= deltas;
+    if (steps && *steps < deltas && (!frame || *steps < frame_size - frame_size / 8)) {
+        w.byte(static_cast<uint8_t>(Codec::PackedDecimalDeltas));
+        codec::write_packed_decimal_deltas(w, doubles, scale);
+    } else if (frame) {
+        w.byte(static_cast<uint8_t>(Codec::PackedDecimals));
+        codec::write_packed_decimals(w, doubles, scale);
+    } else {
+        w.byte(static_cast<uint8_t>(Codec::Decimals));
+        codec::write_decimals(w, doubles, scale);
+    }
+}
+
 // A column of numbers in a typed codec: integers when all are, doubles when
 // all are exact as doubles; after their display scales, when a text keeps
 // zeros its value does not need. False, having written nothing, otherwise.
@@ -90,16 +112,17 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
         scales->write(w);
     }
     if (all_integers) {
-        w.byte(static_cast<uint8_t>(Codec::Integers));
-        codec::write_integers(w, integers);
-    } else if (std::optional<uint8_t> scale = codec::decimal_scale(doubles)) {
-        if (codec::packed_is_no_larger(doubles, *scale)) {
-            w.byte(static_cast<uint8_t>(Codec::PackedDecimals));
-            codec::write_packed_decimals(w, doubles, *scale);
+        // Packed steps where they are smaller than varint steps.
+        std::optional<size_t> packed = codec::packed_deltas_size(integers);
+        if (packed && *packed < codec::varint_deltas_size(integers)) {
+            w.byte(static_cast<uint8_t>(Codec::PackedIntegerDeltas));
+            codec::write_packed_deltas(w, integers);
         } else {
-            w.byte(static_cast<uint8_t>(Codec::Decimals));
-            codec::write_decimals(w, doubles, *scale);
+            w.byte(static_cast<uint8_t>(Codec::Integers));
+            codec::write_integers(w, integers);
         }
+    } else if (std::optional<uint8_t> scale = codec::decimal_scale(doubles)) {
+        write_decimals(w, doubles, *scale);
     } else {
         w.byte(static_cast<uint8_t>(Codec::Xor));
         codec::write_xor(w, doubles);

@@ -58,14 +58,22 @@ void read_float8_values(Reader &r, uint64_t n, uint32_t count, std::string_view 
                 read_float8(r, c, previous_date);
             return;
         }
-        case Codec::Integers: {
+        case Codec::Integers:
+        case Codec::PackedIntegerDeltas: {
             r.byte();
             std::vector<int64_t> integers;
-            codec::read_integers(r, n, integers);
+            if (kind == Codec::Integers)
+                codec::read_integers(r, n, integers);
+            else
+                codec::read_packed_deltas(r, n, integers);
             for (int64_t i : integers)
                 c.numbers.push_back(static_cast<double>(i));
             return;
         }
+        case Codec::PackedDecimalDeltas:
+            r.byte();
+            codec::read_packed_decimal_deltas(r, n, c.numbers);
+            return;
         case Codec::Decimals:
             r.byte();
             codec::read_decimals(r, n, c.numbers);

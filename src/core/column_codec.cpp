@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace tscoll::codec {
@@ -167,17 +168,9 @@ Frame frame_of(const std::vector<int64_t> &ks) {
 
 }  // namespace
 
-bool packed_is_no_larger(const std::vector<double> &doubles, uint8_t scale) {
-    std::vector<int64_t> ks = scaled_all(doubles, scale);
-    size_t deltas = 0;
-    int64_t previous = 0;
-    for (int64_t k : ks) {
-        deltas += varint_size(zigzag(k - previous));
-        previous = k;
-    }
+size_t packed_frame_size(const std::vector<int64_t> &ks) {
     Frame frame = frame_of(ks);
-    size_t packed = 1 + varint_size(zigzag(frame.base)) + (ks.size() * frame.width + 7) / 8;
-    return packed <= deltas;
+    return varint_size(zigzag(frame.base)) + 1 + (ks.size() * frame.width + 7) / 8;
 }
 
 void write_packed_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
@@ -215,6 +208,127 @@ PackedDecimals read_packed_decimals(ByteReader &r, uint64_t n) {
     p.width_ = width;
     p.divisor_ = kPowersOfTen[scale];
     return p;
+}
+
+namespace {
+
+constexpr unsigned kMaxDeltaWidth = 56;  // a word load at any bit offset holds it
+
+struct Steps {
+    int64_t least = 0;
+    unsigned width = 0;
+};
+
+// The least step and the width of the steps' spread; nullopt when a step
+// leaves int64 or the spread needs more than kMaxDeltaWidth bits.
+std::optional<Steps> steps_of(const std::vector<int64_t> &ks) {
+    Steps steps;
+    if (ks.size() < 2)
+        return steps;
+    __int128 least = 0, most = 0;
+    for (size_t i = 1; i < ks.size(); i++) {
+        __int128 step = static_cast<__int128>(ks[i]) - ks[i - 1];
+        if (i == 1 || step < least)
+            least = step;
+        if (i == 1 || step > most)
+            most = step;
+    }
+    if (least < std::numeric_limits<int64_t>::min() || most > std::numeric_limits<int64_t>::max())
+        return std::nullopt;
+    steps.least = static_cast<int64_t>(least);
+    steps.width = bit_width(static_cast<uint64_t>(most - least));
+    if (steps.width > kMaxDeltaWidth)
+        return std::nullopt;
+    return steps;
+}
+
+}  // namespace
+
+size_t varint_deltas_size(const std::vector<int64_t> &ks) {
+    size_t size = 0;
+    int64_t previous = 0;
+    for (int64_t k : ks) {
+        size += varint_size(zigzag(wrapping_sub(k, previous)));
+        previous = k;
+    }
+    return size;
+}
+
+std::optional<size_t> packed_deltas_size(const std::vector<int64_t> &ks) {
+    std::optional<Steps> steps = steps_of(ks);
+    if (!steps || ks.empty())
+        return std::nullopt;
+    return varint_size(zigzag(ks[0])) + varint_size(zigzag(steps->least)) + 1 +
+           ((ks.size() - 1) * steps->width + 7) / 8;
+}
+
+void write_packed_deltas(ByteWriter &w, const std::vector<int64_t> &ks) {
+    Steps steps = *steps_of(ks);
+    w.varint(zigzag(ks.empty() ? 0 : ks[0]));
+    w.varint(zigzag(steps.least));
+    w.byte(static_cast<uint8_t>(steps.width));
+    std::string bits(ks.empty() ? 0 : ((ks.size() - 1) * steps.width + 7) / 8, '\0');
+    uint64_t bit = 0;
+    for (size_t i = 1; i < ks.size(); i++) {
+        uint64_t offset = static_cast<uint64_t>(ks[i]) - static_cast<uint64_t>(ks[i - 1]) -
+                          static_cast<uint64_t>(steps.least);
+        for (unsigned b = 0; b < steps.width; b++, bit++)
+            if (offset >> b & 1)
+                bits[bit / 8] = static_cast<char>(bits[bit / 8] | 1 << (bit % 8));
+    }
+    w.bytes(bits);
+}
+
+void read_packed_deltas(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
+    if (n == 0)
+        return;
+    auto first = static_cast<uint64_t>(unzigzag(r.varint()));
+    uint64_t least = static_cast<uint64_t>(unzigzag(r.varint()));
+    unsigned width = r.byte();
+    if (width > kMaxDeltaWidth)
+        corrupt("packed deltas out of range");
+    // n is at most the bucket's count, which the reader bounds by the size
+    // of the data (as for packed decimals of width 0).
+    std::string bits(r.bytes(((n - 1) * width + 7) / 8));
+    bits.append(sizeof(uint64_t), '\0');
+    uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    int64_t *to = grown(out, n);
+    uint64_t k = first;
+    *to++ = static_cast<int64_t>(k);
+    for (uint64_t i = 1, bit = 0; i < n; i++, bit += width) {
+        uint64_t word;
+        std::memcpy(&word, bits.data() + bit / 8, sizeof word);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        word = __builtin_bswap64(word);
+#endif
+        k += least + ((word >> (bit % 8)) & mask);
+        *to++ = static_cast<int64_t>(k);
+    }
+}
+
+std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale) {
+    return scaled_all(doubles, scale);
+}
+
+void write_packed_decimal_deltas(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
+    w.byte(scale);
+    write_packed_deltas(w, scaled_all(doubles, scale));
+}
+
+void read_packed_decimal_deltas(ByteReader &r, uint64_t n, std::vector<double> &out) {
+    uint8_t scale = r.byte();
+    if (scale > kMaxScale)
+        corrupt("decimal scale " + std::to_string(scale));
+    std::vector<int64_t> ks;
+    read_packed_deltas(r, n, ks);
+    double divisor = kPowersOfTen[scale];
+    double *to = grown(out, n);
+    for (int64_t k : ks) {
+        double d = static_cast<double>(k);
+        if (!(std::fabs(d) <= kMaxExactInteger))
+            corrupt("packed decimal deltas out of range");
+        *to++ = d / divisor;
+    }
 }
 
 namespace {

@@ -62,9 +62,28 @@ class PackedDecimals {
     unsigned width_ = 0;
     double divisor_ = 1;
 };
-bool packed_is_no_larger(const std::vector<double> &doubles, uint8_t scale);
+// The size of the frame of reference for ks, the decimals' k (less the
+// scale byte, as for the sizes below).
+size_t packed_frame_size(const std::vector<int64_t> &ks);
 void write_packed_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
 PackedDecimals read_packed_decimals(ByteReader &r, uint64_t n);
+
+// Integers, or decimals as their k at a scale, that move by small steps:
+// the first, then each step (k[i] - k[i-1]) less the least step, in a fixed
+// number of bits. Readings that walk take a few bits each where their
+// whole range (frame of reference) takes many; they decode in order only.
+// The size of the packing, or nullopt when it cannot hold the values (a
+// step beyond int64, or steps spread over more than 56 bits).
+std::optional<size_t> packed_deltas_size(const std::vector<int64_t> &ks);
+void write_packed_deltas(ByteWriter &w, const std::vector<int64_t> &ks);
+void read_packed_deltas(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
+// The same for decimals: the scale, then the packed k.
+std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale);
+void write_packed_decimal_deltas(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
+void read_packed_decimal_deltas(ByteReader &r, uint64_t n, std::vector<double> &out);
+// The size of the varint deltas write_integers (and write_decimals, less
+// its scale byte) writes for ks.
+size_t varint_deltas_size(const std::vector<int64_t> &ks);
 
 // Any doubles: Gorilla's XOR with the previous value, bit-packed.
 void write_xor(ByteWriter &w, const std::vector<double> &doubles);

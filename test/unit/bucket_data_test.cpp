@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/column_codec.hpp"
 #include "core/compare.hpp"
 #include "core/date.hpp"
 #include "core/error.hpp"
@@ -217,6 +218,84 @@ TEST(BucketData, NumbersKeepTheirScale) {
     EXPECT_EQ(with_display_scale("1E+3", 1), "1000.0");
 }
 
+// Readings that walk by small steps (TSBS's metrics) pack their steps in a
+// few bits each; extremes that would overflow a step take another codec.
+TEST(BucketData, PackedStepsHoldWalks) {
+    std::mt19937_64 rng(11);
+    auto bucket_of = [](const std::vector<std::string> &texts) {
+        BucketData data;
+        for (size_t i = 0; i < texts.size(); i++) {
+            Value m = Value::object();
+            m.add("t", Value::date(static_cast<int64_t>(i) * 10000000));
+            m.add("v", Value::number(texts[i]));
+            data.append(m, 10);
+        }
+        return data;
+    };
+    std::vector<std::vector<std::string>> columns(6);
+    int64_t walk = 50, decimal_walk = 5000;
+    for (int i = 0; i < 1000; i++) {
+        walk = std::clamp<int64_t>(walk + static_cast<int64_t>(rng() % 11) - 5, 0, 100);
+        columns[0].push_back(std::to_string(walk));  // integers, steps of at most 5
+        decimal_walk =
+            std::clamp<int64_t>(decimal_walk + static_cast<int64_t>(rng() % 1001) - 500, 0, 10000);
+        char text[32];
+        std::snprintf(text, sizeof text, "%.2f", static_cast<double>(decimal_walk) / 100);
+        columns[1].push_back(text);  // 2 decimals, steps of at most 5.00
+        columns[2].push_back(std::to_string(static_cast<int64_t>(rng())));  // any int64
+        // alternating extremes: a step beyond int64
+        columns[3].push_back(i % 2 ? "9223372036854775807" : "-9223372036854775808");
+        columns[4].push_back(std::to_string(1000000 + i * 3));  // constant steps: no bits
+        columns[5].push_back(std::to_string(-i) + ".5");        // negative decimals
+    }
+    for (size_t c = 0; c < columns.size(); c++) {
+        BucketData data = bucket_of(columns[c]);
+        std::string bytes = data.encode();
+        std::vector<Value> out = BucketData::decode(bytes).measurements();
+        Float8Columns f = BucketData::decode_float8(bytes, "t", {"v"});
+        Float8Cursor cursor(f.fields[0]);
+        for (uint32_t i = 0; i < out.size(); i++) {
+            const std::string &text = columns[c][i];
+            ASSERT_EQ(compare_numbers(out[i].find("v")->as_number().text, text), 0)
+                << c << " " << i;
+            EXPECT_EQ(display_scale(out[i].find("v")->as_number().text), display_scale(text));
+            Float8Cursor::Entry e = cursor.at(i);
+            if (e.other == nullptr) {
+                EXPECT_EQ(e.number, std::strtod(text.c_str(), nullptr)) << c << " " << i;
+            }
+        }
+        EXPECT_EQ(BucketData::decode(bytes).encode(), bytes) << c;
+    }
+    // A walk of integers by steps of at most 5 takes 4 bits a value, not a
+    // varint byte; one of 2 decimals by at most 5.00, 10 bits, not 14.
+    EXPECT_LT(bucket_of(columns[0]).encode().size(), 1000u * 2 + 700);
+    EXPECT_LT(bucket_of(columns[1]).encode().size(), 1000u * 2 + 1300);
+    EXPECT_LT(bucket_of(columns[4]).encode().size(), 1000u * 2 + 40);
+    // Bytes a writer cannot have produced: a width beyond 56 bits, a decimal
+    // k beyond 2^53.
+    auto refused = [](const std::string &bytes, bool decimals) {
+        ByteReader r(bytes);
+        std::vector<int64_t> ks;
+        std::vector<double> ds;
+        try {
+            if (decimals)
+                codec::read_packed_decimal_deltas(r, 3, ds);
+            else
+                codec::read_packed_deltas(r, 3, ks);
+        } catch (const Error &e) {
+            return e.code() == ErrorCode::Corrupt;
+        }
+        return false;
+    };
+    EXPECT_TRUE(refused(std::string("\x00\x00\x39", 3) + std::string(30, '\xff'), false));
+    ByteWriter w;  // scale 0, first 2^53 + 1... reached by a step
+    w.byte(0);
+    w.varint(zigzag(int64_t{1} << 53));
+    w.varint(zigzag(1));
+    w.byte(0);
+    EXPECT_TRUE(refused(w.take(), true));
+}
+
 // Display scales that a writer cannot have produced are refused.
 TEST(BucketData, DisplayScalesAreChecked) {
     BucketData data;
@@ -361,7 +440,7 @@ TEST(BucketData, Version1Reads) {
 TEST(BucketData, Version2BlocksAreChecked) {
     // "t": 1 value, block: dates codec, one date 5
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x03\x01\x0a\x00", 10), "trailing bytes", 2);
-    expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x09\x0a", 9), "unknown column codec", 2);
+    expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x0f\x0a", 9), "unknown column codec", 2);
     // more values than measurements, more measurements than bits of data
     expect_corrupt(std::string("\x01\x00\x01\x01t\x02\x02\x01\x00", 9), "too many values", 2);
     expect_corrupt(std::string("\x80\x02\x00\x01\x01t\x01\x02\x01\x00", 10),
