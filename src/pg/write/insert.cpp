@@ -46,6 +46,57 @@ struct SeriesBatch {
 // they add up to this many BSON bytes, so that a huge COPY or INSERT ...
 // SELECT runs in bounded memory. The buckets come out the same.
 constexpr uint64_t kFlushBytes = 16 * 1024 * 1024;
+// A bucket the statement created that is still open at a flush stays in
+// memory for the next one, up to this many BSON bytes of such buckets, and
+// is written once it closes or the statement ends: written at the flush,
+// it would be written again with what the statement appends to it, and
+// its first version left dead (the bucket table's TOAST holds it).
+constexpr uint64_t kCarriedBytes = 16 * 1024 * 1024;
+
+// A bucket this statement appends to: one it creates, built as it fills,
+// or a stored one, known by its state, with what this statement appends.
+struct TouchedBucket {
+    std::optional<Bucket> created;
+    std::optional<StoredBucket> stored;
+    Jsonb *meta;          // the series' meta, for the bucket's rows
+    BucketData appended;  // to a stored bucket
+    UnixMicros appended_latest = 0;
+    bool open = false;         // its series' open bucket when the statement ends
+    bool closed_full = false;  // closed by size in this statement
+    bool carried = false;      // created, and kept in memory past this flush
+    bool kept_open_for_large = false;
+    int64_t next_seq = 1;  // of its next tail, once written
+
+    const ObjectId &id() const { return created ? created->id() : stored->id; }
+    const BucketState &state() const { return created ? created->state() : stored->state; }
+    uint32_t appended_count() const { return created ? created->count() : appended.count(); }
+
+    // Takes the measurement's values: the statement's batch is dropped
+    // once its buckets are written.
+    void append(Measurement &&m) {
+        if (created) {
+            created->append(std::move(m));
+            return;
+        }
+        stored->state.add(m.fields, m.bson_size);
+        appended_latest = std::max(appended_latest, m.time);
+        appended.append(std::move(m.fields), m.bson_size);
+    }
+    void mark_full() {
+        closed_full = true;
+        if (created)
+            created->mark_full();
+        else
+            stored->state.mark_full();
+    }
+};
+
+// A bucket kept from one flush to the next, with its series.
+struct CarriedBucket {
+    std::unique_ptr<TouchedBucket> bucket;
+    std::string series_key;
+    std::optional<Value> meta;
+};
 
 // One statement's measurements for one collection.
 struct PendingInsert {
@@ -53,6 +104,7 @@ struct PendingInsert {
     std::vector<SeriesBatch> series;
     std::unordered_map<std::string, size_t> index;
     uint64_t bytes = 0;
+    std::vector<CarriedBucket> carried;
 
     void add(PreparedMeasurement p) {
         std::string key = series_key(p.meta);
@@ -63,11 +115,12 @@ struct PendingInsert {
         series[it->second].measurements.push_back(std::move(p.measurement));
     }
 
-    // Writes what was gathered (defined below, with the writer).
-    void flush();
+    // Writes what was gathered (defined below, with the writer); at the
+    // statement's end, also every bucket carried.
+    void flush(bool end);
     void flush_when_full() {
         if (bytes >= kFlushBytes)
-            flush();
+            flush(false);
     }
 };
 
@@ -145,65 +198,56 @@ constexpr uint64_t kTailMinBytes = 512;
 // series' open bucket.
 constexpr uint32_t kMaxTails = 64;
 
-// A bucket this statement appends to: one it creates, built as it fills,
-// or a stored one, known by its state, with what this statement appends.
-struct TouchedBucket {
-    std::optional<Bucket> created;
-    std::optional<StoredBucket> stored;
-    Jsonb *meta;          // the series' meta, for the bucket's rows
-    BucketData appended;  // to a stored bucket
-    UnixMicros appended_latest = 0;
-    bool open = false;         // its series' open bucket when the statement ends
-    bool closed_full = false;  // closed by size in this statement
-    bool kept_open_for_large = false;
-    int64_t next_seq = 1;  // of its next tail, once written
-
-    const ObjectId &id() const { return created ? created->id() : stored->id; }
-    const BucketState &state() const { return created ? created->state() : stored->state; }
-    uint32_t appended_count() const { return created ? created->count() : appended.count(); }
-
-    // Takes the measurement's values: the statement's batch is dropped
-    // once its buckets are written.
-    void append(Measurement &&m) {
-        if (created) {
-            created->append(std::move(m));
-            return;
-        }
-        stored->state.add(m.fields, m.bson_size);
-        appended_latest = std::max(appended_latest, m.time);
-        appended.append(std::move(m.fields), m.bson_size);
-    }
-    void mark_full() {
-        closed_full = true;
-        if (created)
-            created->mark_full();
-        else
-            stored->state.mark_full();
-    }
-};
-
 // Assigns one statement's measurements to buckets (doc/REFERENCE.md,
 // Bucketing) and writes each touched bucket once.
 class BucketWriter {
   public:
     explicit BucketWriter(const CollectionInfo &info) : info_(info), limits_(limits_for(info)) {}
 
-    void run(std::vector<SeriesBatch> &series) {
+    // Assigns and writes `series`, with the buckets `carried` from the
+    // last flush; returns the buckets to carry to the next (none at the
+    // statement's end).
+    std::vector<CarriedBucket> run(std::vector<SeriesBatch> &series,
+                                   std::vector<CarriedBucket> carried, bool end) {
         BucketStore store(info_);
         store_ = &store;
+        for (CarriedBucket &c : carried) {
+            by_id_[c.bucket->id().to_hex()] = c.bucket.get();
+            carried_of_[c.series_key].push_back(c.bucket.get());
+            series_of_[c.bucket.get()] = c.series_key;
+            touched_.push_back(std::move(c.bucket));
+        }
         for (SeriesBatch &batch : series)
             assign(batch);
-        for (const auto &t : touched_)
+        uint64_t carried_bytes = 0;
+        for (const auto &t : touched_) {
+            t->carried = !end && t->created && t->open &&
+                         (carried_bytes += t->created->state().size()) <= kCarriedBytes;
+            if (t->carried)
+                continue;
+            if (t->created && t->meta == nullptr)
+                t->meta = meta_of(carried, *t);
             write(*t);
+        }
         for (AssignedSeries &a : assigned_) {
             a.state.open_next_seq = a.open != nullptr ? a.open->next_seq : 0;
             catalog::store_series(info_.bucket_table, *a.key, a.state);
         }
         store.finish();
         catalog::count(info_.bucket_table, counters_);
+        return still_carried(carried);
     }
 
   private:
+    // The meta of a bucket carried from the last flush whose series this
+    // flush did not see (nullptr: none).
+    Jsonb *meta_of(const std::vector<CarriedBucket> &carried, const TouchedBucket &t) {
+        for (const CarriedBucket &c : carried)
+            if (c.series_key == series_of_.at(&t))
+                return c.meta ? value_to_jsonb(*c.meta) : nullptr;
+        return nullptr;
+    }
+    std::vector<CarriedBucket> still_carried(const std::vector<CarriedBucket> &before);
     void assign(SeriesBatch &batch);
     void append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d);
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
@@ -233,11 +277,44 @@ class BucketWriter {
         TouchedBucket *open;
     };
     std::vector<AssignedSeries> assigned_;
+    // Carried buckets by series, and each carried or created bucket's series.
+    std::unordered_map<std::string, std::vector<TouchedBucket *>> carried_of_;
+    std::unordered_map<const TouchedBucket *, std::string> series_of_;
+    std::unordered_map<std::string, std::optional<Value>> meta_of_series_;
 };
+
+std::vector<CarriedBucket> BucketWriter::still_carried(const std::vector<CarriedBucket> &before) {
+    std::vector<CarriedBucket> result;
+    for (auto &t : touched_) {
+        if (!t->carried)
+            continue;
+        const std::string &key = series_of_.at(t.get());
+        std::optional<Value> meta;
+        if (auto m = meta_of_series_.find(key); m != meta_of_series_.end()) {
+            meta = m->second;
+        } else {
+            for (const CarriedBucket &c : before)
+                if (c.series_key == key)
+                    meta = c.meta;
+        }
+        t->meta = nullptr;  // built in this flush's memory
+        t->carried = false;
+        result.push_back(CarriedBucket{std::move(t), key, std::move(meta)});
+    }
+    return result;
+}
 
 void BucketWriter::assign(SeriesBatch &batch) {
     series_meta_ = batch.meta ? value_to_jsonb(*batch.meta) : nullptr;
+    meta_of_series_[batch.key] = batch.meta;
     created_.clear();
+    // The series' buckets carried from the last flush: this statement's,
+    // not on disk; the one still open is found through the catalog.
+    for (TouchedBucket *t : carried_of_[batch.key]) {
+        t->meta = series_meta_;
+        t->open = false;
+        created_.push_back(t);
+    }
     catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
     series_key_ = &batch.key;
     TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
@@ -361,6 +438,7 @@ TouchedBucket &BucketWriter::create(const Measurement &m) {
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{Bucket(id, start, info_.time_field), std::nullopt, series_meta_}));
     created_.push_back(touched_.back().get());
+    series_of_[touched_.back().get()] = *series_key_;
     return *(by_id_[id.to_hex()] = touched_.back().get());
 }
 
@@ -431,8 +509,8 @@ void BucketWriter::write(TouchedBucket &t) {
 
 }  // namespace
 
-void PendingInsert::flush() {
-    BucketWriter(info).run(series);
+void PendingInsert::flush(bool end) {
+    carried = BucketWriter(info).run(series, std::move(carried), end);
     series.clear();
     index.clear();
     bytes = 0;
@@ -444,7 +522,7 @@ PendingInsert &pending_for(Oid view) {
     auto it = pending.find(view);
     if (it == pending.end()) {
         CollectionInfo info = lookup_collection(view);
-        it = pending.emplace(view, PendingInsert{std::move(info), {}, {}, 0}).first;
+        it = pending.emplace(view, PendingInsert{std::move(info), {}, {}, 0, {}}).first;
     }
     return it->second;
 }
@@ -543,8 +621,8 @@ void note_statement_end(const QueryDesc *query) {
 }
 
 MeasurementBatch::MeasurementBatch(Oid view)
-    : pending_(std::make_unique<PendingInsert>(PendingInsert{lookup_collection(view), {}, {}, 0})) {
-}
+    : pending_(
+          std::make_unique<PendingInsert>(PendingInsert{lookup_collection(view), {}, {}, 0, {}})) {}
 
 MeasurementBatch::~MeasurementBatch() = default;
 
@@ -563,7 +641,7 @@ void MeasurementBatch::flush_when_full() {
 }
 
 void MeasurementBatch::finish() {
-    pending_->flush();
+    pending_->flush(true);
 }
 
 void register_insert_callbacks() {
@@ -618,7 +696,7 @@ TSCOLL_FUNCTION(tscoll_write_buckets) {
         return PointerGetDatum(nullptr);
     PendingInsert p = std::move(it->second);
     pending.erase(it);
-    p.flush();
+    p.flush(true);
     return PointerGetDatum(nullptr);
 }
 
