@@ -349,8 +349,11 @@ Body open_body(std::string_view bytes) {
     if (count > UINT32_MAX)
         corrupt("count out of range");
     // Every measurement's time takes at least a bit, which bounds what a
-    // read allocates by the size of the data.
-    if (count > 8 * bytes.size())
+    // read allocates by the size of the data; but packed steps take none
+    // for regular times and readings, so up to the largest bucket
+    // tscoll.bucket_max_count allows, whatever the size.
+    constexpr uint64_t kMaxCount = 1000000;
+    if (count > std::max<uint64_t>(8 * bytes.size(), kMaxCount))
         corrupt("more measurements than bits of data");
     uint64_t size = r.varint();
     uint64_t columns = r.count();
@@ -432,9 +435,13 @@ void read_values(Reader &r, const std::vector<uint32_t> &positions,
             }
             return;
         }
-        case Codec::Dates: {
+        case Codec::Dates:
+        case Codec::PackedDates: {
             std::vector<int64_t> dates;
-            codec::read_dates(r, n, dates);
+            if (kind == Codec::Dates)
+                codec::read_dates(r, n, dates);
+            else
+                codec::read_packed_dates(r, n, dates);
             add_kept(dates, [](int64_t d) { return Value::date(d); });
             return;
         }

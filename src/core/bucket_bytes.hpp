@@ -52,6 +52,7 @@ enum class Codec : uint8_t {
     Scaled = 7,
     PackedIntegerDeltas = 8,
     PackedDecimalDeltas = 9,
+    PackedDates = 10,
 };
 
 // Whether the codec byte `b` is one of numbers (what Codec::Scaled precedes).

@@ -145,8 +145,14 @@ void write_values(Writer &w, const std::vector<Value> &values) {
     auto dates =
         all_of_kind<int64_t>(values, Value::Kind::Date, [](const Value &v) { return v.as_date(); });
     if (!values.empty() && dates.size() == values.size()) {
-        w.byte(static_cast<uint8_t>(Codec::Dates));
-        codec::write_dates(w, dates);
+        std::optional<size_t> packed = codec::packed_dates_size(dates);
+        if (packed && *packed < codec::dates_size(dates)) {
+            w.byte(static_cast<uint8_t>(Codec::PackedDates));
+            codec::write_packed_dates(w, dates);
+        } else {
+            w.byte(static_cast<uint8_t>(Codec::Dates));
+            codec::write_dates(w, dates);
+        }
         return;
     }
     auto ids = all_of_kind<ObjectId>(values, Value::Kind::ObjectId,

@@ -111,6 +111,11 @@ void read_times(Reader &r, uint32_t count, std::vector<UnixMicros> &times) {
         codec::read_dates(r, count, times);
         return;
     }
+    if (static_cast<Codec>(r.peek()) == Codec::PackedDates) {
+        r.byte();
+        codec::read_packed_dates(r, count, times);
+        return;
+    }
     BucketColumn values;
     read_values(r, read_positions(r, count, count, ""), {}, values);
     for (const Value &v : values.values) {

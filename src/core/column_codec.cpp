@@ -306,6 +306,56 @@ void read_packed_deltas(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
     }
 }
 
+namespace {
+
+std::vector<int64_t> deltas_of(const std::vector<int64_t> &dates) {
+    std::vector<int64_t> deltas;
+    deltas.reserve(dates.size());
+    for (size_t i = 1; i < dates.size(); i++)
+        deltas.push_back(wrapping_sub(dates[i], dates[i - 1]));
+    return deltas;
+}
+
+}  // namespace
+
+size_t dates_size(const std::vector<int64_t> &dates) {
+    size_t size = 0;
+    int64_t previous = 0, previous_delta = 0;
+    for (int64_t date : dates) {
+        int64_t delta = wrapping_sub(date, previous);
+        size += varint_size(zigzag(wrapping_sub(delta, previous_delta)));
+        previous = date;
+        previous_delta = delta;
+    }
+    return size;
+}
+
+std::optional<size_t> packed_dates_size(const std::vector<int64_t> &dates) {
+    if (dates.size() < 2)
+        return std::nullopt;
+    std::optional<size_t> deltas = packed_deltas_size(deltas_of(dates));
+    if (!deltas)
+        return std::nullopt;
+    return varint_size(zigzag(dates[0])) + *deltas;
+}
+
+void write_packed_dates(ByteWriter &w, const std::vector<int64_t> &dates) {
+    w.varint(zigzag(dates[0]));
+    write_packed_deltas(w, deltas_of(dates));
+}
+
+void read_packed_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
+    if (n < 2)
+        corrupt("packed dates of fewer than two");
+    int64_t date = unzigzag(r.varint());
+    std::vector<int64_t> deltas;
+    read_packed_deltas(r, n - 1, deltas);
+    int64_t *to = grown(out, n);
+    *to++ = date;
+    for (int64_t delta : deltas)
+        *to++ = date = wrapping_add(date, delta);
+}
+
 std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale) {
     return scaled_all(doubles, scale);
 }

@@ -24,6 +24,14 @@ constexpr double kMaxExactInteger = 9007199254740992.0;
 void write_dates(ByteWriter &w, const std::vector<int64_t> &dates);
 void read_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
 
+// Times as packed steps (write_packed_deltas) of their deltas: readings at
+// a regular interval take no bits. The size, or nullopt when fewer than
+// two or the deltas' steps do not pack.
+std::optional<size_t> packed_dates_size(const std::vector<int64_t> &dates);
+size_t dates_size(const std::vector<int64_t> &dates);  // of write_dates
+void write_packed_dates(ByteWriter &w, const std::vector<int64_t> &dates);
+void read_packed_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
+
 // Integers: deltas as zigzag varints.
 void write_integers(ByteWriter &w, const std::vector<int64_t> &integers);
 void read_integers(ByteReader &r, uint64_t n, std::vector<int64_t> &out);

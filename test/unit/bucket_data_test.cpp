@@ -271,6 +271,27 @@ TEST(BucketData, PackedStepsHoldWalks) {
     EXPECT_LT(bucket_of(columns[0]).encode().size(), 1000u * 2 + 700);
     EXPECT_LT(bucket_of(columns[1]).encode().size(), 1000u * 2 + 1300);
     EXPECT_LT(bucket_of(columns[4]).encode().size(), 1000u * 2 + 40);
+    // Times at a regular interval take no bits; with jitter, a few.
+    for (int64_t jitter : {int64_t{0}, int64_t{1000}, int64_t{1} << 40}) {
+        BucketData times;
+        std::vector<int64_t> expected;
+        for (int64_t i = 0; i < 1000; i++) {
+            expected.push_back(i * 10000000 + static_cast<int64_t>(rng() % (jitter + 1)));
+            Value m = Value::object();
+            m.add("t", Value::date(expected.back()));
+            times.append(m, 10);
+        }
+        std::string bytes = times.encode();
+        if (jitter == 0) {
+            EXPECT_LT(bytes.size(), 60u);
+        }
+        std::vector<Value> out = BucketData::decode(bytes).measurements();
+        Float8Columns f = BucketData::decode_float8(bytes, "t", {});
+        for (size_t i = 0; i < expected.size(); i++) {
+            EXPECT_EQ(out[i].find("t")->as_date(), expected[i]) << jitter << " " << i;
+            EXPECT_EQ(f.times[i], expected[i]) << jitter << " " << i;
+        }
+    }
     // Bytes a writer cannot have produced: a width beyond 56 bits, a decimal
     // k beyond 2^53.
     auto refused = [](const std::string &bytes, bool decimals) {
@@ -442,8 +463,9 @@ TEST(BucketData, Version2BlocksAreChecked) {
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x03\x01\x0a\x00", 10), "trailing bytes", 2);
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x0f\x0a", 9), "unknown column codec", 2);
     // more values than measurements, more measurements than bits of data
+    // (beyond the largest bucket, which packed steps let take no bits)
     expect_corrupt(std::string("\x01\x00\x01\x01t\x02\x02\x01\x00", 9), "too many values", 2);
-    expect_corrupt(std::string("\x80\x02\x00\x01\x01t\x01\x02\x01\x00", 10),
+    expect_corrupt(std::string("\x80\x89\x7a\x00\x01\x01t\x01\x02\x01\x00", 11),
                    "more measurements than bits", 2);
     // a date whose varint runs past the block, or past 64 bits
     expect_corrupt(std::string("\x01\x00\x01\x01t\x01\x02\x01\x80", 9), "unexpected end", 2);
