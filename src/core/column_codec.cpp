@@ -135,13 +135,17 @@ namespace {
 
 constexpr unsigned kMaxPackedWidth = 55;  // |k| <= 2^53, so k - least <= 2^54
 
-std::vector<int64_t> scaled_all(const std::vector<double> &doubles, uint8_t scale) {
+}  // namespace
+
+std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale) {
     std::vector<int64_t> ks;
     ks.reserve(doubles.size());
     for (double d : doubles)
         ks.push_back(*scaled(d, scale));
     return ks;
 }
+
+namespace {
 
 size_t varint_size(uint64_t v) {
     size_t size = 1;
@@ -174,7 +178,7 @@ size_t packed_frame_size(const std::vector<int64_t> &ks) {
 }
 
 void write_packed_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
-    std::vector<int64_t> ks = scaled_all(doubles, scale);
+    std::vector<int64_t> ks = scaled_ks(doubles, scale);
     Frame frame = frame_of(ks);
     w.byte(scale);
     w.varint(zigzag(frame.base));
@@ -356,13 +360,9 @@ void read_packed_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
         *to++ = date = wrapping_add(date, delta);
 }
 
-std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale) {
-    return scaled_all(doubles, scale);
-}
-
 void write_packed_decimal_deltas(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
     w.byte(scale);
-    write_packed_deltas(w, scaled_all(doubles, scale));
+    write_packed_deltas(w, scaled_ks(doubles, scale));
 }
 
 void read_packed_decimal_deltas(ByteReader &r, uint64_t n, std::vector<double> &out) {

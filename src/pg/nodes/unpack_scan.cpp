@@ -274,18 +274,13 @@ List *text_array_strings(List *args, int n) {
 
 // The time field (argument 3), then the fields of "<letter><name>" specs
 // (count(*), "n", reads none), each once.
-// The field of a field or aggregate spec: after its kind letter, and the
-// prefix of a typed field's aggregate (unpack_call.hpp).
-char *spec_field(char *spec) {
-    return spec + (spec[0] == tscoll::pg::unpack_call::kNumbersOnly ? 2 : 1);
-}
-
 List *decoded_fields(List *args, List *specs) {
     const char *time_field = text_argument(args, kTimeField);
     List *names = time_field != nullptr ? list_make1(const_cast<char *>(time_field)) : NIL;
     ListCell *lc;
     foreach (lc, specs) {
-        char *name = spec_field(static_cast<char *>(lfirst(lc)));
+        char *name = const_cast<char *>(
+            tscoll::pg::unpack_call::spec_field(static_cast<char *>(lfirst(lc))));
         bool seen = *name == '\0';
         ListCell *n;
         foreach (n, names)
@@ -301,9 +296,10 @@ List *aggregate_texts(List *specs) {
     List *result = NIL;
     ListCell *lc;
     foreach (lc, specs) {
-        char *spec = static_cast<char *>(lfirst(lc));
-        char *field = spec_field(spec);
-        auto kind = static_cast<tscoll::Float8Aggregate>(field[-1]);
+        const char *spec = static_cast<char *>(lfirst(lc));
+        const char *field = tscoll::pg::unpack_call::spec_field(spec);
+        auto kind =
+            static_cast<tscoll::Float8Aggregate>(tscoll::pg::unpack_call::aggregate_letter(spec));
         result = lappend(result, kind == tscoll::Float8Aggregate::Rows
                                      ? pstrdup("count(*)")
                                      : psprintf("%s(%s)", tscoll::aggregate_name(kind), field));

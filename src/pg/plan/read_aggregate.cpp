@@ -32,6 +32,7 @@ extern "C" {
 namespace tscoll::pg::reads {
 
 using tscoll::Float8Aggregate;
+using unpack_call::aggregate_letter;
 using unpack_call::kNumbersOnly;
 
 // Aggregation in buckets (doc/ARCHITECTURE.md). A query that aggregates
@@ -278,11 +279,6 @@ const char *partial_of(Aggref *agg, BucketAggregation *a) {
                       : psprintf("%c%s", letter, key);
 }
 
-// The Float8Aggregate letter of a partial aggregate's spec.
-char aggregate_letter(const char *spec) {
-    return spec[0] == kNumbersOnly ? spec[1] : spec[0];
-}
-
 // The view column, after its own, of the partial aggregate `spec`.
 AttrNumber partial_column(BucketAggregation *a, const char *spec) {
     int i = 0;
@@ -404,7 +400,7 @@ void unpack_groups(BucketAggregation *a, Oid fn) {
     foreach (lc, a->specs) {
         const char *spec = strVal(lfirst(lc));
         char letter = aggregate_letter(spec);
-        const char *field = spec + (spec[0] == kNumbersOnly ? 2 : 1);
+        const char *field = unpack_call::spec_field(spec);
         const char *aggregate = aggregate_name(static_cast<Float8Aggregate>(letter));
         names = lappend(names, makeString(field[0] != '\0' ? psprintf("%s_%s", aggregate, field)
                                                            : pstrdup(aggregate)));

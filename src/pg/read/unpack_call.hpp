@@ -39,6 +39,15 @@ enum FieldKind : char { kText = 't', kJsonb = 'j', kNumber = 'f', kNotNumber = '
 // column: its numbers, other values left out as NULL.
 constexpr char kNumbersOnly = '~';
 
+// The Float8Aggregate letter of an aggregate spec.
+inline char aggregate_letter(const char *spec) {
+    return spec[0] == kNumbersOnly ? spec[1] : spec[0];
+}
+// The field of a field or aggregate spec, after its letters.
+inline const char *spec_field(const char *spec) {
+    return spec + (spec[0] == kNumbersOnly ? 2 : 1);
+}
+
 // tscoll._unpack_groups(..., unit, aggregates, lower, lower_strict, upper,
 // upper_strict, [stride, origin, [zone]]).
 enum UnpackGroups : int {

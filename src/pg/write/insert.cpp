@@ -215,6 +215,7 @@ class BucketWriter {
             by_id_[c.bucket->id().to_hex()] = c.bucket.get();
             carried_of_[c.series_key].push_back(c.bucket.get());
             series_of_[c.bucket.get()] = c.series_key;
+            meta_of_series_.emplace(c.series_key, std::move(c.meta));
             touched_.push_back(std::move(c.bucket));
         }
         for (SeriesBatch &batch : series)
@@ -226,7 +227,7 @@ class BucketWriter {
             if (t->carried)
                 continue;
             if (t->created && t->meta == nullptr)
-                t->meta = meta_of(carried, *t);
+                t->meta = meta_of(*t);
             write(*t);
         }
         for (AssignedSeries &a : assigned_) {
@@ -235,19 +236,17 @@ class BucketWriter {
         }
         store.finish();
         catalog::count(info_.bucket_table, counters_);
-        return still_carried(carried);
+        return still_carried();
     }
 
   private:
     // The meta of a bucket carried from the last flush whose series this
     // flush did not see (nullptr: none).
-    Jsonb *meta_of(const std::vector<CarriedBucket> &carried, const TouchedBucket &t) {
-        for (const CarriedBucket &c : carried)
-            if (c.series_key == series_of_.at(&t))
-                return c.meta ? value_to_jsonb(*c.meta) : nullptr;
-        return nullptr;
+    Jsonb *meta_of(const TouchedBucket &t) {
+        const std::optional<Value> &meta = meta_of_series_.at(series_of_.at(&t));
+        return meta ? value_to_jsonb(*meta) : nullptr;
     }
-    std::vector<CarriedBucket> still_carried(const std::vector<CarriedBucket> &before);
+    std::vector<CarriedBucket> still_carried();
     void assign(SeriesBatch &batch);
     void append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d);
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
@@ -277,29 +276,22 @@ class BucketWriter {
         TouchedBucket *open;
     };
     std::vector<AssignedSeries> assigned_;
-    // Carried buckets by series, and each carried or created bucket's series.
+    // Carried buckets by series, each carried or created bucket's series,
+    // and the meta of every series seen or carried.
     std::unordered_map<std::string, std::vector<TouchedBucket *>> carried_of_;
     std::unordered_map<const TouchedBucket *, std::string> series_of_;
     std::unordered_map<std::string, std::optional<Value>> meta_of_series_;
 };
 
-std::vector<CarriedBucket> BucketWriter::still_carried(const std::vector<CarriedBucket> &before) {
+std::vector<CarriedBucket> BucketWriter::still_carried() {
     std::vector<CarriedBucket> result;
     for (auto &t : touched_) {
         if (!t->carried)
             continue;
         const std::string &key = series_of_.at(t.get());
-        std::optional<Value> meta;
-        if (auto m = meta_of_series_.find(key); m != meta_of_series_.end()) {
-            meta = m->second;
-        } else {
-            for (const CarriedBucket &c : before)
-                if (c.series_key == key)
-                    meta = c.meta;
-        }
         t->meta = nullptr;  // built in this flush's memory
         t->carried = false;
-        result.push_back(CarriedBucket{std::move(t), key, std::move(meta)});
+        result.push_back(CarriedBucket{std::move(t), key, meta_of_series_.at(key)});
     }
     return result;
 }
