@@ -206,6 +206,23 @@ def ingest_copy(conn, system, directory, dsn):
     return result
 
 
+def storage_split(conn, rows):
+    """Where tscoll's bytes per measurement go after the COPY: each part of
+    the bucket rows as stored (pg_column_size: compressed, TOASTed or not),
+    what the heap and TOAST add around them, and the indexes."""
+    buckets = storage("tscoll")
+    parts = conn.execute(
+        f"SELECT sum(pg_column_size(data)), sum(pg_column_size(control)), "
+        f"sum(coalesce(pg_column_size(meta), 0) + pg_column_size(_id) "
+        f"    + pg_column_size(min_time) + pg_column_size(max_time)), "
+        f"pg_table_size('{buckets}'), pg_indexes_size('{buckets}') FROM {buckets}").fetchone()
+    data, control, other, table_bytes, indexes = (float(v) for v in parts)
+    return {"data": data / rows, "control": control / rows,
+            "meta, _id and times": other / rows,
+            "heap and TOAST overhead": (table_bytes - data - control - other) / rows,
+            "indexes": indexes / rows}
+
+
 def settle(conn, system, suffix, result):
     """Adds the bytes per measurement once tails are folded (tscoll) and
     the table vacuumed (every system): what the load leaves for good."""
@@ -424,7 +441,8 @@ def machine(conn, args):
     return [f"machine: {os.cpu_count()} cores ({cpu}), {memory:.0f} GiB RAM, "
             f"{platform.system()} {platform.release()}",
             f"PostgreSQL {version}, shared_buffers {buffers}; tscoll {commit}",
-            f"scale: {args.hosts} hosts x {args.hours} h = {rows:,} measurements; "
+            f"scale: {args.hosts} hosts x {args.hours} h = {rows:,} measurements "
+            f"({'integers' if args.decimals == 0 else f'{args.decimals} decimals'}); "
             f"single-row ingest: {args.clients} clients x {args.single_rows:,} rows; "
             f"query latency: median of {args.runs} runs after 1 warm-up, each planned, until "
             f"every row is received (then again including psycopg's decoding of the values)"]
@@ -462,6 +480,8 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hosts", type=int, default=100)
     parser.add_argument("--hours", type=int, default=24)
+    parser.add_argument("--decimals", type=int, choices=[0, 2], default=2,
+                        help="metrics at 2 decimals, or integers as TSBS writes them")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--queries", default=",".join(QUERIES),
                         help="TSBS questions, in the benchmark's forms and in the natural ones")
@@ -481,9 +501,10 @@ def main():
     if not args.no_natural:
         queries += [q for q in NATURAL if question(q) in args.queries.split(",")]
 
-    directory = os.path.join(HERE, "data", f"{args.hosts}x{args.hours}")
+    directory = os.path.join(HERE, "data",
+                             generate.directory_name(args.hosts, args.hours, args.decimals))
     print(f"generating data into {directory} (once)", file=sys.stderr)
-    generate.generate(args.hosts, args.hours, directory)
+    generate.generate(args.hosts, args.hours, directory, args.decimals)
 
     with psycopg.connect(dbname="postgres", autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
@@ -509,11 +530,14 @@ def main():
     conn.execute("CREATE SEQUENCE reading")
 
     ingest = {}
+    split = None
     for s in systems:
         print(f"{s}: COPY", file=sys.stderr)
         create(conn, s)
         ingest[("COPY", s)] = ingest_copy(conn, s, directory, dsn)
         conn.execute(f"VACUUM ANALYZE {storage(s)}")
+        if s == "tscoll":
+            split = storage_split(conn, ingest[("COPY", s)]["rows"])
         if not args.no_ingest_variants:
             print(f"{s}: INSERT of 1,000 rows per statement", file=sys.stderr)
             ingest[("INSERT x1000", s)] = ingest_insert(conn, s, directory)
@@ -578,6 +602,9 @@ def main():
     print()
     print("rows/s: higher is better; bytes, WAL and ms: lower is better. "
           "Ratios are tscoll's figure divided by the plain table's.")
+    if split:
+        print("\ntscoll bytes per measurement after the COPY, by part: "
+              + ", ".join(f"{part} {value:.2f}" for part, value in split.items()))
     if fill:
         print(f"\ntscoll single-row appends filling one bucket (1,000, one session): "
               f"first tenth {fill[0]:.3f} ms, last tenth {fill[1]:.3f} ms each "

@@ -1,7 +1,9 @@
 """Deterministic TSBS "devops cpu-only" data (bench/README.md).
 
-N hosts, each with 10 tags and 10 float metrics that follow bounded random
-walks in [0, 100], one reading per host every 10 s, time-major like TSBS.
+N hosts, each with 10 tags and 10 metrics that follow bounded random walks
+in [0, 100], one reading per host every 10 s, time-major like TSBS. The
+metrics have 2 decimals (steps uniform in [-5, 5]), or are TSBS's own
+integers (decimals=0: normal steps of sigma 1, written truncated).
 Writes three files with the same readings:
   cpu.ndjson     one document per line: {"time", "tags": {...}, metrics}
   cpu_jsonb.tsv  time, tags (JSON), metrics (JSON), tab-separated
@@ -54,20 +56,35 @@ def step(rng, value):
     return round(min(100.0, max(0.0, value)), 2)
 
 
-def readings(hosts, hours, seed=42):
+def tsbs_step(rng, value):
+    """One step of TSBS's cpu walk: a normal step (sigma 1), clamped to
+    [0, 100]; TSBS writes the value truncated to an integer."""
+    return min(100.0, max(0.0, value + rng.gauss(0.0, 1.0)))
+
+
+def readings(hosts, hours, decimals=2, seed=42):
     """Yields (time text, tags dict, metrics dict), time-major."""
     rng = random.Random(seed)
     tags = [host_tags(rng, i) for i in range(hosts)]
-    values = [[round(rng.uniform(0, 100), 2) for _ in METRICS] for _ in range(hosts)]
+    if decimals == 0:
+        values = [[rng.uniform(0, 100) for _ in METRICS] for _ in range(hosts)]
+        advance, written = tsbs_step, int
+    else:
+        values = [[round(rng.uniform(0, 100), 2) for _ in METRICS] for _ in range(hosts)]
+        advance, written = step, (lambda v: v)
     for n in range(hours * 3600 // INTERVAL_SECONDS):
         t = START + datetime.timedelta(seconds=n * INTERVAL_SECONDS)
         text = t.strftime("%Y-%m-%dT%H:%M:%SZ")
         for h in range(hosts):
-            values[h] = [step(rng, v) for v in values[h]]
-            yield text, tags[h], dict(zip(METRICS, values[h]))
+            values[h] = [advance(rng, v) for v in values[h]]
+            yield text, tags[h], dict(zip(METRICS, (written(v) for v in values[h])))
 
 
-def generate(hosts, hours, directory):
+def directory_name(hosts, hours, decimals):
+    return f"{hosts}x{hours}" + ("" if decimals == 2 else f"-d{decimals}")
+
+
+def generate(hosts, hours, directory, decimals=2):
     """Writes the three files into directory (once: reused when present)."""
     done = os.path.join(directory, "complete")
     if os.path.exists(done):
@@ -77,7 +94,7 @@ def generate(hosts, hours, directory):
     with open(os.path.join(directory, "cpu.ndjson"), "w") as ndjson, \
             open(os.path.join(directory, "cpu_jsonb.tsv"), "w") as tsv, \
             open(os.path.join(directory, "cpu_typed.csv"), "w") as csv:
-        for time, tags, metrics in readings(hosts, hours):
+        for time, tags, metrics in readings(hosts, hours, decimals):
             tags_json = compact.encode(tags)
             metrics_json = compact.encode(metrics)
             ndjson.write(f'{{"time":"{time}","tags":{tags_json},{metrics_json[1:]}\n')

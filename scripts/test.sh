@@ -7,7 +7,8 @@
 #   isolation   pg_isolation_regress: concurrent sessions, preloaded
 #   nopreload   pg_regress, temporary instance without preloading
 #   fuzz        libFuzzer on the bucket data decoder, TSCOLL_FUZZ_SECONDS (60)
-#   integration 8 pgbench clients x 20,000 single-row inserts, then checks
+#   integration 8 pgbench clients x 20,000 single-row inserts, then checks;
+#               TTL, dump/restore, ALTER EXTENSION UPDATE from 0.1.0, a crash
 #   docs        doc/REFERENCE.md documents every public function of sql/
 # Results and diffs of pg_regress end up in build/<layer>/.
 # TSCOLL_TEST_LAYERS="regress isolation" runs only those layers (development).
@@ -19,10 +20,15 @@ ensure_server_user
 # The boundary tests' entry points live in a library of their own.
 log "building the test library tscoll_probes"
 make -s -C "$ROOT/test/probes" PG_CONFIG="$PG_CONFIG"
+# test/integration/upgrade.sh creates the extension at 0.1.0 from its script.
+UPGRADE_FROM=$ROOT/test/upgrade/tscoll--0.1.0.sql
+EXTENSION_DIR=$("$PG_CONFIG" --sharedir)/extension
 if is_root; then
     make -s -C "$ROOT/test/probes" install PG_CONFIG="$PG_CONFIG"
+    install -m 644 "$UPGRADE_FROM" "$EXTENSION_DIR/"
 else
     sudo make -s -C "$ROOT/test/probes" install PG_CONFIG="$PG_CONFIG"
+    sudo install -m 644 "$UPGRADE_FROM" "$EXTENSION_DIR/"
 fi
 
 BUILD=$ROOT/build

@@ -6,7 +6,7 @@
 # compares the collection with a plain table holding the same rows and
 # checks every bucket against the limits; then ttl.sh
 # checks the TTL monitor on the same instance, dump_restore.sh pg_dump and
-# pg_restore there too; then crash.sh kills an
+# pg_restore there too, upgrade.sh ALTER EXTENSION UPDATE from 0.1.0; then crash.sh kills an
 # instance of its own under load and checks what recovery kept. Prints
 # a TAP plan, then "ok <check>" or "not ok <check>" per check. Runs as the server user.
 #   run.sh <postgres bin dir> <work dir> [clients] [rows per client]
@@ -16,8 +16,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 DATA=$WORK/data
 TTL_CHECKS=4  # ttl.sh
 DUMP_CHECKS=$((3 * 8))  # dump_restore.sh: 3 formats x 8 checks
+UPGRADE_CHECKS=$(grep -o '^ *check upgrade_[a-z_]*' "$HERE/upgrade.sh" | sort -u | wc -l)  # upgrade.sh
 CRASH_CHECKS=$((2 + $(grep -c "^SELECT 'crash_" "$HERE/crash_checks.sql")))  # crash.sh
-echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + TTL_CHECKS + DUMP_CHECKS + CRASH_CHECKS))"
+echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + TTL_CHECKS + DUMP_CHECKS + UPGRADE_CHECKS + CRASH_CHECKS))"
 rm -rf "$DATA"
 mkdir -p "$WORK"
 "$BIN/initdb" -D "$DATA" -A trust -U postgres >"$WORK/initdb.log" 2>&1
@@ -74,4 +75,5 @@ grep -E '^(tps|latency average)' "$WORK/pgbench.log" | sed 's/^/# /'
 "${PSQL[@]}" -At -c "SELECT '# ' || count(*) || ' buckets, ' || avg((control->>'count')::int)::int || ' measurements per bucket on average' FROM \"system.buckets.c\""
 "$HERE/ttl.sh" "$BIN" "$WORK"
 "$HERE/dump_restore.sh" "$BIN" "$WORK" "$WORK/dump"
+"$HERE/upgrade.sh" "$BIN" "$WORK" "$HERE/../upgrade"
 "$HERE/crash.sh" "$BIN" "$WORK/crash"

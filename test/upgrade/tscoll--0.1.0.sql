@@ -139,8 +139,7 @@ CREATE TABLE tscoll.collections (
     bucket_max_span_seconds integer NOT NULL CHECK (bucket_max_span_seconds BETWEEN 1 AND 31536000),
     bucket_rounding_seconds integer NOT NULL CHECK (bucket_rounding_seconds BETWEEN 1 AND 31536000),
     expire_after_seconds bigint CHECK (expire_after_seconds >= 0),
-    bucketing_changed boolean NOT NULL DEFAULT false,  -- did coll_mod ever change span/rounding?
-    fields jsonb NOT NULL DEFAULT '{}'  -- typed fields: {"<name>": "<type>"}, view columns after doc
+    bucketing_changed boolean NOT NULL DEFAULT false  -- did coll_mod ever change span/rounding?
 );
 COMMENT ON TABLE tscoll.collections IS 'tscoll time-series collections, one row each';
 SELECT pg_catalog.pg_extension_config_dump('tscoll.collections', '');
@@ -165,7 +164,7 @@ CREATE POLICY change ON tscoll.collections FOR UPDATE
 CREATE POLICY unregister ON tscoll.collections FOR DELETE
     USING (coalesce(tscoll._owns(view), true));
 
--- The indexes of each collection as the user gave them (doc/REFERENCE.md §2.4), the
+-- The indexes of each collection as the user gave them (SPEC §8), the
 -- default index included. The bucket-table index is kept by name (in the
 -- bucket table's schema): pg_dump restores this table before indexes exist.
 -- No foreign key to tscoll.collections: pg_restore -j loads the data of the
@@ -204,8 +203,7 @@ CREATE TRIGGER forget_indexes AFTER DELETE ON tscoll.collections
 ------------------------------------------------------------------------------
 
 -- MongoDB create-command options in; the validated options out, flat, with
--- the bucketing defaults filled in. Raises the errors of
--- tscoll.create_collection (doc/REFERENCE.md).
+-- the bucketing defaults filled in. Raises SPEC §2.1's errors.
 CREATE FUNCTION tscoll._validate_options(options jsonb) RETURNS jsonb
     AS 'MODULE_PATHNAME', 'tscoll_validate_options' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -230,16 +228,6 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
                                upper timestamptz, upper_strict boolean)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
--- The same, building documents only for the measurements that may pass the
--- query's conditions (doc->>f)::float8 <op> bound: filters are "<btree
--- strategy 1-5><field>", with their bounds, read from the fields' columns
--- alone. The query still applies its conditions.
-CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time_field text,
-                               meta_field text, lower timestamptz, lower_strict boolean,
-                               upper timestamptz, upper_strict boolean,
-                               filters text[], bounds float8[])
-    RETURNS TABLE ("time" timestamptz, doc jsonb)
-    AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
 -- The measurements' times, a NULL doc, then one column per field, with only
 -- those fields decoded. Each of `fields` is a kind letter and the field's
 -- name: 't' what doc->>'f' gives (text), 'j' what doc->'f' gives (jsonb),
@@ -248,7 +236,7 @@ CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time
 -- returned (a bound whose strictness is NULL is absent), and only their
 -- fields built. The planner calls it instead of _unpack when a query reads
 -- doc only through such expressions, and moves the query's time conditions
--- into the bounds (lazy unpacking).
+-- into the bounds (SPEC §5, lazy unpacking).
 CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, fields text[],
                                       lower timestamptz, lower_strict boolean,
@@ -259,7 +247,7 @@ CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data byte
 -- The same, dropping before building them the measurements that cannot
 -- pass the query's conditions (doc->>f)::float8 <op> bound: filters are
 -- "<btree strategy 1-5><field>" on fields returned as 'f', with their bounds.
--- The query still applies its conditions (lazy unpacking).
+-- The query still applies its conditions (SPEC §5, lazy unpacking).
 CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, fields text[],
                                       lower timestamptz, lower_strict boolean,
@@ -275,7 +263,7 @@ CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data byte
 -- (float8[]), c count, n count(*) (bigint). A bound whose strictness is NULL
 -- is absent. The planner calls it when a query aggregates measurement
 -- fields by time and meta only, and combines the partial results with the
--- aggregates below (doc/ARCHITECTURE.md "Aggregation in buckets").
+-- aggregates below (SPEC §5, doc/ARCHITECTURE.md "Aggregation in buckets").
 -- STABLE: date_trunc of timestamptz depends on TimeZone.
 CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
                                       time_field text, meta_field text, unit text,
@@ -284,39 +272,6 @@ CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data byte
                                       upper_strict boolean)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
--- The same grouped by date_bin(stride, time, origin) (unit NULL): for
--- date_bin, TimescaleDB's time_bucket, and groupings that bin time alike
--- (floor(extract(epoch from time) / n)), whose expression the query then
--- applies to each group's start.
-CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
-                                      time_field text, meta_field text, unit text,
-                                      aggregates text[], lower timestamptz,
-                                      lower_strict boolean, upper timestamptz,
-                                      upper_strict boolean, stride interval,
-                                      origin timestamptz)
-    RETURNS SETOF record
-    AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
-
--- The same grouped by date_trunc(unit, time, zone) (stride and origin NULL).
-CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
-                                      time_field text, meta_field text, unit text,
-                                      aggregates text[], lower timestamptz,
-                                      lower_strict boolean, upper timestamptz,
-                                      upper_strict boolean, stride interval,
-                                      origin timestamptz, zone text)
-    RETURNS SETOF record
-    AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
-
--- TimescaleDB's time_bucket for strides without months or years:
--- date_bin from `origin`, by default Monday 2000-01-03 00:00 UTC as in
--- TimescaleDB, so that its queries run unchanged (with tscoll on the
--- search_path). Aggregation in buckets reads it as date_bin.
-CREATE FUNCTION tscoll.time_bucket(bucket_width interval, ts timestamptz) RETURNS timestamptz
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    RETURN pg_catalog.date_bin(bucket_width, ts, '2000-01-03 00:00:00+00'::timestamptz);
-CREATE FUNCTION tscoll.time_bucket(bucket_width interval, ts timestamptz, origin timestamptz)
-    RETURNS timestamptz LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    RETURN pg_catalog.date_bin(bucket_width, ts, origin);
 
 -- avg(float8) over the buckets' partial states: PostgreSQL's own combine
 -- and final functions, so the result is avg's.
@@ -339,7 +294,7 @@ CREATE FUNCTION tscoll._bucket_slots(control jsonb)
 CREATE FUNCTION tscoll._bucket_latest(max_time timestamptz)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE ROWS 1
-    AS 'SELECT max_time, NULL::pg_catalog.jsonb';
+    AS 'SELECT max_time, NULL::jsonb';
 -- The earliest and the latest time of a bucket's measurements (one row when
 -- they are equal): what the view unpacks for a query whose only aggregates
 -- are min(time) and max(time). control.min is rounded down, so the times
@@ -349,8 +304,8 @@ CREATE FUNCTION tscoll._bucket_ends(_id tscoll.objectid, data bytea, time_field 
     AS 'MODULE_PATHNAME', 'tscoll_bucket_ends' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
 
 -- t moved by `seconds`, saturating at -infinity and infinity: the planner's
--- span-widened time bounds (doc/ARCHITECTURE.md, Bucket conditions), which
--- must not fail near the ends of timestamptz's range.
+-- span-widened time bounds (SPEC §5), which must not fail near the ends of
+-- timestamptz's range.
 CREATE FUNCTION tscoll._time_shift(t timestamptz, seconds bigint) RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'tscoll_time_shift' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -359,7 +314,7 @@ CREATE FUNCTION tscoll._time_shift(t timestamptz, seconds bigint) RETURNS timest
 -- as btree strategy `strategy` says (1 <, 2 <=, 3 =, 4 >=, 5 >). False only
 -- when control.min and control.max of the field are both numbers, so every
 -- value of the field in the bucket is a number between them. The planner
--- adds it to queries to skip buckets (bucket pruning).
+-- adds it to queries to skip buckets (SPEC §5, pruning).
 CREATE FUNCTION tscoll._control_may_match(control jsonb, field text, strategy integer,
                                           bound float8) RETURNS boolean
     AS 'MODULE_PATHNAME', 'tscoll_control_may_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -378,17 +333,7 @@ CREATE FUNCTION tscoll._unpack_times(_id tscoll.objectid, data bytea, time_field
 CREATE FUNCTION tscoll._data_json(_id tscoll.objectid, data bytea, time_field text)
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'tscoll_data_json' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
--- The jsonb values whose ->> text is `printed`: the planner compares a meta
--- subfield with them (meta->'k' = ANY(...)), which an index on the subfield
--- serves, where the query compares meta->>'k' with a parameter. Parallel
--- unsafe: an object's text is parsed in a subtransaction.
-CREATE FUNCTION tscoll._jsonb_spellings(printed text) RETURNS jsonb[]
-    AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings' LANGUAGE C IMMUTABLE STRICT PARALLEL UNSAFE;
-CREATE FUNCTION tscoll._jsonb_spellings(printed text[]) RETURNS jsonb[]
-    AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings_of_array'
-    LANGUAGE C IMMUTABLE STRICT PARALLEL UNSAFE;
-
--- The sum of a bucket's measurement sizes (the bucket size limit).
+-- The sum of a bucket's measurement sizes (SPEC §4.1 rule 4).
 CREATE FUNCTION tscoll._data_size(data bytea) RETURNS bigint
     AS 'MODULE_PATHNAME', 'tscoll_data_size' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -400,63 +345,21 @@ CREATE FUNCTION tscoll._write_buckets() RETURNS trigger
     AS 'MODULE_PATHNAME', 'tscoll_write_buckets' LANGUAGE C;
 
 -- UPDATE and DELETE through a view are translated at parse analysis into
--- statements on the bucket table (src/pg/dml/modify.cpp). A general DELETE
+-- statements on the bucket table (src/pg/modify.cpp). A general DELETE
 -- rewrites a partly matching bucket without the matching measurements
--- (numbered from 1 in unpacking order), a tail row as a tail row
--- (`stored_control`); _placeholder marks where the translation puts the
--- conditions and is never called.
+-- (numbered from 1 in unpacking order); _placeholder marks where the
+-- translation puts the conditions and is never called.
 CREATE FUNCTION tscoll._remove_measurements(_id tscoll.objectid, min_time timestamptz,
                                             stored bytea, positions bigint[], time_field text,
-                                            stored_control jsonb,
                                             OUT control jsonb, OUT data bytea)
     AS 'MODULE_PATHNAME', 'tscoll_remove_measurements' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION tscoll._placeholder(integer) RETURNS boolean
-    LANGUAGE sql IMMUTABLE AS 'SELECT NULL::pg_catalog.bool';
--- What the view's rules call when a statement reached them untranslated
--- (parsed before tscoll was loaded in the session): src/pg/dml/rule_fallback.cpp.
--- Costly, so that the planner checks the rules' other conditions first.
-CREATE FUNCTION tscoll._rule_match(view regclass, bucket_table regclass, _id tscoll.objectid,
-                                   ctid tid, bucket_meta jsonb, min_time timestamptz,
-                                   max_time timestamptz, data bytea, "time" timestamptz,
-                                   meta jsonb, doc jsonb, new_meta jsonb, only_meta boolean)
-    RETURNS boolean AS 'MODULE_PATHNAME', 'tscoll_rule_match' LANGUAGE C VOLATILE COST 100000;
--- An UPDATE of a collection without a meta field, untranslated: immutable
--- so that it raises while the statement is planned, whatever it would match.
+    LANGUAGE sql IMMUTABLE AS 'SELECT NULL::boolean';
+-- Called by the view's rules when a statement reached them untranslated
+-- (parsed before tscoll was loaded in the session). Immutable so that it
+-- raises while the statement is planned, whatever it would match.
 CREATE FUNCTION tscoll._untranslated(collection regclass, command text) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE STRICT;
--- The same for RETURNING, which the rules cannot compute: the rules'
--- RETURNING lists call it (only a statement with RETURNING uses them).
-CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text)
-    RETURNS timestamptz AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE STRICT;
--- The same for a column of the type of `type` (not strict: called with a
--- NULL of that type), so that every column of a rule's RETURNING raises.
-CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text, type anyelement)
-    RETURNS anyelement AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
-
--- Typed fields (doc/REFERENCE.md, Typed fields): a view column of type T
--- for field f is tscoll._as_T(doc -> 'f'), NULL for a value of another
--- type. The planner reads such a column straight from the field's column
--- data, as it reads (doc->>'f')::float8.
-CREATE FUNCTION tscoll._as_float8(value jsonb) RETURNS float8
-    AS 'MODULE_PATHNAME', 'tscoll_as_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION tscoll._as_int8(value jsonb) RETURNS int8
-    AS 'MODULE_PATHNAME', 'tscoll_as_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION tscoll._as_int4(value jsonb) RETURNS int4
-    AS 'MODULE_PATHNAME', 'tscoll_as_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION tscoll._as_text(value jsonb) RETURNS text
-    AS 'MODULE_PATHNAME', 'tscoll_as_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION tscoll._as_bool(value jsonb) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'tscoll_as_bool' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION tscoll._as_timestamptz(value jsonb) RETURNS timestamptz
-    AS 'MODULE_PATHNAME', 'tscoll_as_timestamptz' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
--- The view's column for typed field `name` of `type`, over unpacked m.
-CREATE FUNCTION tscoll._typed_column(name text, type text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS
-$$
-SELECT CASE WHEN type = 'jsonb' THEN format('m.doc -> %L AS %I', name, name)
-            ELSE format('tscoll._as_%s(m.doc -> %L) AS %I', type, name, name) END
-$$;
+    AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
 
 ------------------------------------------------------------------------------
 -- Collections.
@@ -476,33 +379,29 @@ SELECT jsonb_strip_nulls(jsonb_build_object(
         'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
         'bucketRoundingSeconds',
             CASE WHEN c.granularity IS NULL THEN c.bucket_rounding_seconds END),
-    'expireAfterSeconds', c.expire_after_seconds,
-    'fields', NULLIF(c.fields, '{}')))
+    'expireAfterSeconds', c.expire_after_seconds))
 $$;
 
 -- The bucket table's name for a view name.
 CREATE FUNCTION tscoll._bucket_table_name(view_name name) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-    AS $$ SELECT 'system.buckets.' || view_name $$;
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'system.buckets.' || view_name $$;
 
 -- Splits 'weather' or 'myschema.weather' (quoting as in SQL) into schema and
--- name; an unqualified name goes to creation_schema, the schema CREATE TABLE
--- would use in the caller's search_path.
-CREATE FUNCTION tscoll._split_name(name text, creation_schema text,
-                                   OUT schema_name text, OUT rel_name text)
-    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+-- name; an unqualified name goes to the schema CREATE TABLE would use.
+CREATE FUNCTION tscoll._split_name(name text, OUT schema_name text, OUT rel_name text)
+    LANGUAGE plpgsql STABLE AS
 $$
 DECLARE
-    parts text[] := parse_ident(name);
+    parts text[] := pg_catalog.parse_ident(name);
 BEGIN
-    IF array_length(parts, 1) = 1 THEN
-        schema_name := creation_schema;
+    IF pg_catalog.array_length(parts, 1) = 1 THEN
+        schema_name := pg_catalog.current_schema();
         IF schema_name IS NULL THEN
             RAISE EXCEPTION 'no schema has been selected to create in'
                 USING ERRCODE = '3F000';
         END IF;
         rel_name := parts[1];
-    ELSIF array_length(parts, 1) = 2 THEN
+    ELSIF pg_catalog.array_length(parts, 1) = 2 THEN
         schema_name := parts[1];
         rel_name := parts[2];
     ELSE
@@ -514,87 +413,9 @@ $$;
 
 -- Creates the bucket table, its default index, the view and the catalog
 -- row of a new collection. `o` is the output of _validate_options.
--- A view rule's RETURNING list: a column for each of the view's, each of
--- which raises (the rules cannot return measurements).
-CREATE FUNCTION tscoll._rule_returning(view text, command text, meta_field text, fields jsonb,
-                                       typed text[]) RETURNS text
-    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
-$$
-SELECT format('tscoll._untranslated_returning(%L::regclass, %L)', view, command)
-    || CASE WHEN meta_field IS NULL THEN ''
-            ELSE format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::jsonb)',
-                        view, command) END
-    || format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::jsonb)', view, command)
-    || coalesce((SELECT string_agg(format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::%s)',
-                                          view, command, fields ->> t.name), '' ORDER BY t.n)
-                   FROM unnest(typed) WITH ORDINALITY t(name, n)), '')
-$$;
-
--- Creates (or, with `replace`, redefines with more typed fields) a
--- collection's view and its rules: the time, meta and doc columns, then
--- the typed fields `typed` (types in `fields`) in that order.
-CREATE FUNCTION tscoll._define_view(view text, buckets text, time_field text, meta_field text,
-                                    fields jsonb, typed text[], replace boolean) RETURNS void
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
-$$
-DECLARE
-    typed_columns text := (SELECT string_agg(', ' || tscoll._typed_column(t.name, fields ->> t.name), ''
-                                             ORDER BY t.n)
-                             FROM unnest(typed) WITH ORDINALITY t(name, n));
-    typed_unchanged text := (SELECT string_agg(format(' AND NEW.%1$I IS NOT DISTINCT FROM OLD.%1$I',
-                                                      t.name), '' ORDER BY t.n)
-                               FROM unnest(typed) WITH ORDINALITY t(name, n));
-    same_series text;
-    in_bucket text;
-BEGIN
-    EXECUTE pg_catalog.format(
-        'CREATE %s VIEW %s AS SELECT m."time" AS %I, %s m.doc%s
-           FROM %s b, LATERAL tscoll._unpack(b._id, b.meta, b.data, %L, %L) m',
-        CASE WHEN replace THEN 'OR REPLACE' ELSE '' END, view, time_field,
-        CASE WHEN meta_field IS NULL THEN ''
-             ELSE pg_catalog.format('b.meta AS %I,', meta_field) END,
-        coalesce(typed_columns, ''), buckets, time_field, meta_field);
-    -- Without the translation (src/pg/dml/rule_fallback.cpp): each bucket paired
-    -- with the matched measurements of its series and time range. A rule's
-    -- RETURNING list has a column for each of the view's.
-    same_series := CASE WHEN meta_field IS NULL THEN ''
-                        ELSE format('coalesce(b.meta::text, '''') = coalesce(OLD.%I::text, '''') AND ',
-                                    meta_field) END;
-    in_bucket := format('OLD.%1$I >= b.min_time AND OLD.%1$I <= b.max_time', time_field);
-    IF meta_field IS NULL THEN
-        EXECUTE format(
-            'CREATE OR REPLACE RULE untranslated_update AS ON UPDATE TO %s
-               DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''UPDATE'')', view, view);
-    ELSE
-        EXECUTE format(
-            'CREATE OR REPLACE RULE update_meta AS ON UPDATE TO %1$s DO INSTEAD
-               UPDATE %2$s b SET meta = NEW.%3$I WHERE %5$s%6$s
-                  AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
-                                         b.min_time, b.max_time, b.data, OLD.%4$I, OLD.%3$I,
-                                         OLD.doc, NEW.%3$I,
-                                         NEW.%4$I IS NOT DISTINCT FROM OLD.%4$I
-                                         AND NEW.doc IS NOT DISTINCT FROM OLD.doc%8$s)
-               RETURNING %7$s',
-            view, buckets, meta_field, time_field, same_series, in_bucket,
-            tscoll._rule_returning(view, 'UPDATE', meta_field, fields, typed),
-            coalesce(typed_unchanged, ''));
-    END IF;
-    EXECUTE format(
-        'CREATE OR REPLACE RULE delete_buckets AS ON DELETE TO %1$s DO INSTEAD
-           DELETE FROM %2$s b WHERE %4$s%5$s
-              AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
-                                     b.min_time, b.max_time, b.data, OLD.%3$I, %7$s,
-                                     OLD.doc, NULL, true)
-           RETURNING %6$s',
-        view, buckets, time_field, same_series, in_bucket,
-        tscoll._rule_returning(view, 'DELETE', meta_field, fields, typed),
-        CASE WHEN meta_field IS NULL THEN 'NULL' ELSE format('OLD.%I', meta_field) END);
-END
-$$;
-
 CREATE FUNCTION tscoll._create_collection_objects(
     schema_name text, rel_name text, o jsonb) RETURNS regclass
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+    LANGUAGE plpgsql AS
 $$
 DECLARE
     time_field text := o ->> 'timeField';
@@ -620,8 +441,13 @@ BEGIN
         'COMMENT ON TABLE %s IS %L', buckets,
         pg_catalog.format('buckets of the time-series collection %s', view));
 
-    PERFORM tscoll._define_view(view, buckets, time_field, meta_field, o -> 'fields',
-                                ARRAY(SELECT jsonb_object_keys(o -> 'fields')), false);
+    EXECUTE pg_catalog.format(
+        'CREATE VIEW %s AS SELECT m."time" AS %I, %s m.doc
+           FROM %s b, LATERAL tscoll._unpack(b._id, b.meta, b.data, %L, %L) m',
+        view, time_field,
+        CASE WHEN meta_field IS NULL THEN ''
+             ELSE pg_catalog.format('b.meta AS %I,', meta_field) END,
+        buckets, time_field, meta_field);
     EXECUTE pg_catalog.format(
         'CREATE TRIGGER gather_measurements INSTEAD OF INSERT ON %s
            FOR EACH ROW EXECUTE FUNCTION tscoll._insert_measurement()', view);
@@ -629,15 +455,21 @@ BEGIN
         'CREATE TRIGGER write_buckets AFTER INSERT ON %s
            FOR EACH STATEMENT EXECUTE FUNCTION tscoll._write_buckets()', view);
     EXECUTE pg_catalog.format(
+        'CREATE RULE untranslated_update AS ON UPDATE TO %s
+           DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''UPDATE'')', view, view);
+    EXECUTE pg_catalog.format(
+        'CREATE RULE untranslated_delete AS ON DELETE TO %s
+           DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''DELETE'')', view, view);
+    EXECUTE pg_catalog.format(
         'COMMENT ON VIEW %s IS %L', view,
         pg_catalog.format('time-series collection (buckets in %s)', buckets));
 
     INSERT INTO tscoll.collections (view, bucket_table, time_field, meta_field, granularity,
                                     bucket_max_span_seconds, bucket_rounding_seconds,
-                                    expire_after_seconds, fields)
+                                    expire_after_seconds)
     VALUES (view::regclass, buckets::regclass, time_field, meta_field, o ->> 'granularity',
             (o ->> 'bucketMaxSpanSeconds')::integer, (o ->> 'bucketRoundingSeconds')::integer,
-            (o ->> 'expireAfterSeconds')::bigint, o -> 'fields')
+            (o ->> 'expireAfterSeconds')::bigint)
     RETURNING * INTO c;
     IF meta_field IS NOT NULL THEN
         -- MongoDB's default index: meta, then time.
@@ -650,7 +482,7 @@ $$;
 
 -- Whether a catalog row holds exactly the validated options `o`.
 CREATE FUNCTION tscoll._same_options(c tscoll.collections, o jsonb) RETURNS boolean
-    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+    LANGUAGE sql IMMUTABLE AS
 $$
 SELECT c.time_field = o ->> 'timeField'
    AND c.meta_field IS NOT DISTINCT FROM o ->> 'metaField'
@@ -658,16 +490,11 @@ SELECT c.time_field = o ->> 'timeField'
    AND c.bucket_max_span_seconds = (o ->> 'bucketMaxSpanSeconds')::integer
    AND c.bucket_rounding_seconds = (o ->> 'bucketRoundingSeconds')::integer
    AND c.expire_after_seconds IS NOT DISTINCT FROM (o ->> 'expireAfterSeconds')::bigint
-   AND c.fields = o -> 'fields'
 $$;
 
--- tscoll's functions resolve names in pg_catalog and tscoll alone (SET
--- search_path). The entry points that take a relation name are plain SQL
--- around them: they resolve that name in the caller's search_path, with
--- nothing but schema-qualified calls, and pass on the result.
-CREATE FUNCTION tscoll._create_collection(name text, options jsonb, creation_schema text)
+CREATE FUNCTION tscoll.create_collection_from_options(name text, options jsonb)
     RETURNS regclass
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+    LANGUAGE plpgsql AS
 $$
 DECLARE
     o jsonb;
@@ -680,7 +507,7 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     o := tscoll._validate_options(options);
-    SELECT * INTO target FROM tscoll._split_name(name, creation_schema);
+    SELECT * INTO target FROM tscoll._split_name(name);
     IF target.schema_name = 'tscoll' THEN
         RAISE EXCEPTION 'cannot create a time-series collection in the schema of the tscoll extension'
             USING ERRCODE = '42501',
@@ -722,33 +549,8 @@ BEGIN
     RETURN tscoll._create_collection_objects(target.schema_name, target.rel_name, o);
 END
 $$;
-
-CREATE FUNCTION tscoll.create_collection_from_options(name text, options jsonb)
-    RETURNS regclass LANGUAGE sql AS
-$$ SELECT tscoll._create_collection(name, options, pg_catalog.current_schema()) $$;
 COMMENT ON FUNCTION tscoll.create_collection_from_options(text, jsonb) IS
     'creates a time-series collection from MongoDB create-command options';
-
--- create_collection's options in MongoDB's create-command shape.
-CREATE FUNCTION tscoll._create_options(
-    time_field text, meta_field text, granularity text, bucket_max_span_seconds integer,
-    bucket_rounding_seconds integer, expire_after_seconds bigint, fields jsonb) RETURNS jsonb
-    LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
-$$
-BEGIN
-    RETURN jsonb_build_object('timeseries', jsonb_strip_nulls(
-            jsonb_build_object(
-                'timeField', time_field,
-                'metaField', meta_field,
-                'granularity', granularity,
-                'bucketMaxSpanSeconds', bucket_max_span_seconds,
-                'bucketRoundingSeconds', bucket_rounding_seconds)))
-        || CASE WHEN expire_after_seconds IS NULL THEN '{}'::jsonb
-                ELSE jsonb_build_object('expireAfterSeconds', expire_after_seconds) END
-        || CASE WHEN fields IS NULL THEN '{}'::jsonb
-                ELSE jsonb_build_object('fields', fields) END;
-END
-$$;
 
 CREATE FUNCTION tscoll.create_collection(
     name text,
@@ -759,26 +561,38 @@ CREATE FUNCTION tscoll.create_collection(
     bucket_rounding_seconds integer DEFAULT NULL,
     expire_after_seconds bigint DEFAULT NULL,
     fields jsonb DEFAULT NULL) RETURNS regclass
-    LANGUAGE sql AS
+    LANGUAGE plpgsql AS
 $$
-SELECT tscoll._create_collection(
-    name,
-    tscoll._create_options(time_field, meta_field, granularity, bucket_max_span_seconds,
-                           bucket_rounding_seconds, expire_after_seconds, fields),
-    pg_catalog.current_schema())
+BEGIN
+    IF fields IS NOT NULL THEN
+        RAISE EXCEPTION 'typed fields are not supported by this version of tscoll'
+            USING ERRCODE = '0A000',
+                  HINT = 'Create the collection without "fields"; read values from doc.';
+    END IF;
+    RETURN tscoll.create_collection_from_options(name,
+        pg_catalog.jsonb_build_object('timeseries', pg_catalog.jsonb_strip_nulls(
+            pg_catalog.jsonb_build_object(
+                'timeField', time_field,
+                'metaField', meta_field,
+                'granularity', granularity,
+                'bucketMaxSpanSeconds', bucket_max_span_seconds,
+                'bucketRoundingSeconds', bucket_rounding_seconds)))
+        || CASE WHEN expire_after_seconds IS NULL THEN '{}'::jsonb
+                ELSE pg_catalog.jsonb_build_object('expireAfterSeconds', expire_after_seconds) END);
+END
 $$;
 COMMENT ON FUNCTION tscoll.create_collection(text, text, text, text, integer, integer, bigint, jsonb) IS
     'creates a time-series collection: a view over a bucket table';
 
--- The catalog row of the collection `view` (resolved from `name`); raises
--- 42P01 when there is none.
-CREATE FUNCTION tscoll._collection(view regclass, name text) RETURNS tscoll.collections
-    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+-- The catalog row of the collection called `name`; raises 42P01 when there
+-- is none.
+CREATE FUNCTION tscoll._collection(name text) RETURNS tscoll.collections
+    LANGUAGE plpgsql STABLE AS
 $$
 DECLARE
     c tscoll.collections;
 BEGIN
-    SELECT * INTO c FROM tscoll.collections x WHERE x.view = _collection.view;
+    SELECT * INTO c FROM tscoll.collections WHERE view = pg_catalog.to_regclass(name);
     IF NOT FOUND THEN
         RAISE EXCEPTION 'time-series collection "%" does not exist', name USING ERRCODE = '42P01';
     END IF;
@@ -786,24 +600,23 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION tscoll._drop_collection(view regclass, name text) RETURNS void
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+CREATE FUNCTION tscoll.drop_collection(name text) RETURNS void
+    LANGUAGE plpgsql AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(view, name);
+    c tscoll.collections := tscoll._collection(name);
+    view text := c.view::text;
+    buckets text := c.bucket_table::text;
 BEGIN
     -- Unregister first, so that the sql_drop event trigger has nothing left
     -- to do (it would not run under session_replication_role = replica).
     -- DROP VIEW checks ownership and undoes everything when it fails.
-    DELETE FROM tscoll.collections x WHERE x.view = c.view;
-    EXECUTE format('DROP VIEW %s', c.view);
-    EXECUTE format('DROP TABLE %s', c.bucket_table);
+    DELETE FROM tscoll.collections WHERE tscoll.collections.view = c.view;
+    EXECUTE pg_catalog.format('DROP VIEW %s', view);
+    EXECUTE pg_catalog.format('DROP TABLE %s', buckets);
     PERFORM tscoll._forget_bucket_table(c.bucket_table);
 END
 $$;
-
-CREATE FUNCTION tscoll.drop_collection(name text) RETURNS void LANGUAGE sql AS
-$$ SELECT tscoll._drop_collection(pg_catalog.to_regclass(name), name) $$;
 COMMENT ON FUNCTION tscoll.drop_collection(text) IS
     'drops a time-series collection: view, bucket table and catalog row';
 
@@ -837,7 +650,7 @@ CREATE FUNCTION tscoll.buckets(collection regclass)
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection, collection::text);
+    c tscoll.collections := tscoll._collection(collection::text);
 BEGIN
     RETURN QUERY SELECT * FROM tscoll._buckets(c.view);
 END
@@ -845,29 +658,13 @@ $$;
 COMMENT ON FUNCTION tscoll.buckets(regclass) IS
     'every bucket of a collection, data decoded to MongoDB''s uncompressed v1 shape';
 
--- Folds tail rows into their buckets (doc/ARCHITECTURE.md, "Tails").
-CREATE FUNCTION tscoll._fold_tails(collection regclass) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'tscoll_fold_tails' LANGUAGE C STRICT;
-CREATE FUNCTION tscoll.fold_tails(collection regclass) RETURNS bigint
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
-$$
-DECLARE
-    c tscoll.collections := tscoll._collection(collection, collection::text);
-BEGIN
-    PERFORM tscoll._check_owner(c);
-    RETURN tscoll._fold_tails(c.view);
-END
-$$;
-COMMENT ON FUNCTION tscoll.fold_tails(regclass) IS
-    'writes the tail rows of every bucket not being written into the bucket; returns how many buckets';
-
 CREATE FUNCTION tscoll.insert_many(collection regclass, docs jsonb, ordered boolean DEFAULT true)
     RETURNS jsonb AS 'MODULE_PATHNAME', 'tscoll_insert_many' LANGUAGE C STRICT;
 COMMENT ON FUNCTION tscoll.insert_many(regclass, jsonb, boolean) IS
     'MongoDB''s insertMany: inserts a JSON array of measurements, answers {nInserted, writeErrors}';
 
 ------------------------------------------------------------------------------
--- Statistics (doc/REFERENCE.md §2.3).
+-- Statistics (SPEC §11).
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION tscoll._bucket_counters(collection regclass) RETURNS jsonb
@@ -877,7 +674,7 @@ CREATE FUNCTION tscoll.collection_stats(collection regclass) RETURNS jsonb
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection, collection::text);
+    c tscoll.collections := tscoll._collection(collection::text);
     bucket_count bigint;
     measurements bigint;
     uncompressed bigint;
@@ -895,8 +692,7 @@ BEGIN
                 ELSE '{}' END
         || tscoll._bucket_counters(c.view)
         || jsonb_build_object('numMeasurements', measurements, 'totalSize', total,
-                              'uncompressedSize', uncompressed)
-        || CASE WHEN c.fields = '{}' THEN '{}' ELSE jsonb_build_object('fields', c.fields) END;
+                              'uncompressedSize', uncompressed);
 END
 $$;
 COMMENT ON FUNCTION tscoll.collection_stats(regclass) IS
@@ -913,7 +709,7 @@ COMMENT ON FUNCTION tscoll.catalog_stats() IS
 
 -- DROP VIEW <collection> (or DROP SCHEMA ... CASCADE) drops the rest.
 ------------------------------------------------------------------------------
--- Indexes (doc/REFERENCE.md §2.4).
+-- Indexes (SPEC §8).
 ------------------------------------------------------------------------------
 
 -- keys and options in; {"name", "columns", "predicate", "hidden", "options"}
@@ -1000,7 +796,7 @@ CREATE FUNCTION tscoll.create_index(collection regclass, keys json, options json
     RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection, collection::text);
+    c tscoll.collections := tscoll._collection(collection::text);
 BEGIN
     PERFORM tscoll._check_owner(c);
     RETURN tscoll._add_index(c, keys, options);
@@ -1022,7 +818,7 @@ CREATE FUNCTION tscoll.list_indexes(collection regclass) RETURNS SETOF json
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection, collection::text);
+    c tscoll.collections := tscoll._collection(collection::text);
 BEGIN
     IF NOT has_table_privilege(c.view, 'SELECT') THEN
         RAISE EXCEPTION 'permission denied for view %', c.view USING ERRCODE = '42501';
@@ -1056,7 +852,7 @@ CREATE FUNCTION tscoll.drop_index(collection regclass, name text) RETURNS void
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection, collection::text);
+    c tscoll.collections := tscoll._collection(collection::text);
     i tscoll.indexes;
     plain regclass;
 BEGIN
@@ -1107,7 +903,7 @@ END
 $$;
 
 ------------------------------------------------------------------------------
--- Changing options (doc/REFERENCE.md §2.5).
+-- Changing options (SPEC §10).
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION tscoll._apply_coll_mod(options jsonb, changes jsonb) RETURNS jsonb
@@ -1147,7 +943,7 @@ CREATE FUNCTION tscoll.coll_mod(collection regclass, changes jsonb) RETURNS json
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
-    c tscoll.collections := tscoll._collection(collection, collection::text);
+    c tscoll.collections := tscoll._collection(collection::text);
     result jsonb;
     o jsonb;
     i tscoll.indexes;
@@ -1157,8 +953,7 @@ BEGIN
         'timeField', c.time_field, 'metaField', c.meta_field, 'granularity', c.granularity,
         'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
         'bucketRoundingSeconds', c.bucket_rounding_seconds,
-        'expireAfterSeconds', c.expire_after_seconds, 'fields', c.fields),
-        coalesce(changes, 'null'));
+        'expireAfterSeconds', c.expire_after_seconds), coalesce(changes, 'null'));
     IF jsonb_typeof(result->'index') = 'object' THEN
         i := tscoll._coll_mod_index(c, result->'index');
         IF result->'index' ? 'expireAfterSeconds' THEN
@@ -1180,17 +975,9 @@ BEGIN
            bucket_max_span_seconds = (o->>'bucketMaxSpanSeconds')::int,
            bucket_rounding_seconds = (o->>'bucketRoundingSeconds')::int,
            expire_after_seconds = (o->>'expireAfterSeconds')::bigint,
-           bucketing_changed = bucketing_changed OR (result->>'bucketingChanged')::boolean,
-           fields = o->'fields'
+           bucketing_changed = bucketing_changed OR (result->>'bucketingChanged')::boolean
      WHERE view = c.view
     RETURNING * INTO c;
-    IF result->'addedFields' <> '{}' THEN
-        -- New columns go after the view's own: a view's columns never move.
-        PERFORM tscoll._define_view(
-            c.view::text, c.bucket_table::text, c.time_field, c.meta_field, c.fields,
-            tscoll._typed_columns_of(c) || ARRAY(SELECT jsonb_object_keys(result->'addedFields')),
-            true);
-    END IF;
     IF (result->>'bucketingChanged')::boolean THEN
         PERFORM tscoll._forget_series(c.bucket_table);
     END IF;
@@ -1201,7 +988,7 @@ COMMENT ON FUNCTION tscoll.coll_mod(regclass, jsonb) IS
     'MongoDB''s collMod: granularity and span only grow, expireAfterSeconds; returns the new options';
 
 ------------------------------------------------------------------------------
--- Expiry (doc/REFERENCE.md §2.6). A bucket is deleted whole once
+-- Expiry (SPEC §9). A bucket is deleted whole once
 -- control.min.<time> <= now - expireAfterSeconds - bucketMaxSpanSeconds: by
 -- then every measurement in it has expired. The collection's current span is
 -- used, which after a span increase only keeps buckets longer.
@@ -1361,16 +1148,6 @@ BEGIN
 END
 $$;
 
--- The view's typed field columns, in their order.
-CREATE FUNCTION tscoll._typed_columns_of(c tscoll.collections) RETURNS text[]
-    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
-$$
-SELECT coalesce(array_agg(attname::text ORDER BY attnum), '{}')
-  FROM pg_attribute
- WHERE attrelid = c.view AND NOT attisdropped
-   AND attnum > (SELECT attnum FROM pg_attribute WHERE attrelid = c.view AND attname = 'doc')
-$$;
-
 -- The view's columns must still be named after the time and meta fields.
 CREATE FUNCTION tscoll._check_view_columns(c tscoll.collections) RETURNS void
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
@@ -1379,15 +1156,9 @@ DECLARE
     expected text[] := CASE WHEN c.meta_field IS NULL THEN ARRAY[c.time_field, 'doc']
                             ELSE ARRAY[c.time_field, c.meta_field, 'doc'] END;
     actual text[];
-    typed text[] := tscoll._typed_columns_of(c);
 BEGIN
     SELECT array_agg(attname::text ORDER BY attnum) INTO actual
       FROM pg_attribute WHERE attrelid = c.view AND attnum > 0 AND NOT attisdropped;
-    -- The typed fields follow in the order they were added.
-    IF (SELECT array_agg(k ORDER BY k) FROM unnest(typed) k)
-           IS NOT DISTINCT FROM (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(c.fields) k) THEN
-        expected := expected || typed;
-    END IF;
     IF actual IS DISTINCT FROM expected THEN
         RAISE EXCEPTION 'cannot change the columns of time-series collection "%"', c.view
             USING ERRCODE = '0A000',

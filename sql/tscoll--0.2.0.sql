@@ -1,0 +1,1458 @@
+-- tscoll 0.2.0: MongoDB-style time-series collections.
+-- Installs into the schema tscoll (see tscoll.control). Layout of a
+-- collection and the catalog: doc/ARCHITECTURE.md.
+
+\echo Use "CREATE EXTENSION tscoll" to load this file. \quit
+
+-- Every role may call tscoll's functions; each function checks the
+-- privileges on the collection it touches.
+GRANT USAGE ON SCHEMA tscoll TO PUBLIC;
+
+-- Collections work without preloading; the TTL monitor and the shared
+-- bucket catalog do not. Warn once, at install time.
+CREATE FUNCTION tscoll._check_preloaded() RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_check_preloaded' LANGUAGE C;
+SELECT tscoll._check_preloaded();
+
+------------------------------------------------------------------------------
+-- tscoll.objectid: MongoDB's 12-byte ObjectId (4-byte big-endian seconds,
+-- 5 random bytes, 3-byte counter), written as 24 lower-case hex digits.
+------------------------------------------------------------------------------
+
+CREATE TYPE tscoll.objectid;
+
+CREATE FUNCTION tscoll.objectid_in(cstring) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_out(tscoll.objectid) RETURNS cstring
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_recv(internal) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_send(tscoll.objectid) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_send' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE tscoll.objectid (
+    INPUT = tscoll.objectid_in,
+    OUTPUT = tscoll.objectid_out,
+    RECEIVE = tscoll.objectid_recv,
+    SEND = tscoll.objectid_send,
+    INTERNALLENGTH = 12,
+    ALIGNMENT = char,
+    STORAGE = plain
+);
+COMMENT ON TYPE tscoll.objectid IS 'MongoDB ObjectId: 12 bytes, text form 24 hex digits';
+
+-- The time component, read as unsigned seconds since 1970.
+CREATE FUNCTION tscoll.objectid_time(tscoll.objectid) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Comparison: byte order, which is time order first (as in MongoDB).
+CREATE FUNCTION tscoll.objectid_cmp(tscoll.objectid, tscoll.objectid) RETURNS integer
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_eq(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_eq' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_ne(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_lt(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_le(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_gt(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_ge(tscoll.objectid, tscoll.objectid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tscoll.objectid_hash(tscoll.objectid) RETURNS integer
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_hash_extended(tscoll.objectid, bigint) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_hash_extended' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The operators live in pg_catalog so that `_id = '...'` works whatever the
+-- search_path: they are on our own type, so they can collide with nothing.
+CREATE OPERATOR pg_catalog.= (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_eq,
+    COMMUTATOR = OPERATOR(pg_catalog.=), NEGATOR = OPERATOR(pg_catalog.<>),
+    RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR pg_catalog.<> (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_ne,
+    COMMUTATOR = OPERATOR(pg_catalog.<>), NEGATOR = OPERATOR(pg_catalog.=),
+    RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR pg_catalog.< (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_lt,
+    COMMUTATOR = OPERATOR(pg_catalog.>), NEGATOR = OPERATOR(pg_catalog.>=),
+    RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR pg_catalog.<= (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_le,
+    COMMUTATOR = OPERATOR(pg_catalog.>=), NEGATOR = OPERATOR(pg_catalog.>),
+    RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR pg_catalog.> (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_gt,
+    COMMUTATOR = OPERATOR(pg_catalog.<), NEGATOR = OPERATOR(pg_catalog.<=),
+    RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR pg_catalog.>= (
+    LEFTARG = tscoll.objectid, RIGHTARG = tscoll.objectid, FUNCTION = tscoll.objectid_ge,
+    COMMUTATOR = OPERATOR(pg_catalog.<=), NEGATOR = OPERATOR(pg_catalog.<),
+    RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
+CREATE OPERATOR CLASS tscoll.objectid_ops DEFAULT FOR TYPE tscoll.objectid USING btree AS
+    OPERATOR 1 pg_catalog.<,
+    OPERATOR 2 pg_catalog.<=,
+    OPERATOR 3 pg_catalog.=,
+    OPERATOR 4 pg_catalog.>=,
+    OPERATOR 5 pg_catalog.>,
+    FUNCTION 1 tscoll.objectid_cmp(tscoll.objectid, tscoll.objectid);
+
+CREATE OPERATOR CLASS tscoll.objectid_hash_ops DEFAULT FOR TYPE tscoll.objectid USING hash AS
+    OPERATOR 1 pg_catalog.=,
+    FUNCTION 1 tscoll.objectid_hash(tscoll.objectid),
+    FUNCTION 2 tscoll.objectid_hash_extended(tscoll.objectid, bigint);
+
+CREATE FUNCTION tscoll.objectid_smaller(tscoll.objectid, tscoll.objectid) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_smaller' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll.objectid_larger(tscoll.objectid, tscoll.objectid) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_objectid_larger' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- min() and max() join the built-in ones in pg_catalog, like the operators.
+CREATE AGGREGATE pg_catalog.min(tscoll.objectid) (
+    SFUNC = tscoll.objectid_smaller, STYPE = tscoll.objectid,
+    COMBINEFUNC = tscoll.objectid_smaller, SORTOP = OPERATOR(pg_catalog.<), PARALLEL = SAFE);
+CREATE AGGREGATE pg_catalog.max(tscoll.objectid) (
+    SFUNC = tscoll.objectid_larger, STYPE = tscoll.objectid,
+    COMBINEFUNC = tscoll.objectid_larger, SORTOP = OPERATOR(pg_catalog.>), PARALLEL = SAFE);
+
+------------------------------------------------------------------------------
+-- The table access method of bucket tables (heap storage; src/pg/bucket_am.cpp).
+------------------------------------------------------------------------------
+
+CREATE FUNCTION tscoll.buckets_handler(internal) RETURNS table_am_handler
+    AS 'MODULE_PATHNAME', 'tscoll_buckets_handler' LANGUAGE C;
+CREATE ACCESS METHOD tscoll_buckets TYPE TABLE HANDLER tscoll.buckets_handler;
+COMMENT ON ACCESS METHOD tscoll_buckets IS 'bucket tables of tscoll time-series collections';
+
+------------------------------------------------------------------------------
+-- The catalog: one row per collection.
+------------------------------------------------------------------------------
+
+CREATE TABLE tscoll.collections (
+    view regclass PRIMARY KEY,                 -- the collection's view
+    bucket_table regclass NOT NULL UNIQUE,     -- its "system.buckets.<name>" table
+    time_field text NOT NULL,
+    meta_field text,
+    granularity text CHECK (granularity IN ('seconds', 'minutes', 'hours')),  -- NULL: fixed bucketing
+    bucket_max_span_seconds integer NOT NULL CHECK (bucket_max_span_seconds BETWEEN 1 AND 31536000),
+    bucket_rounding_seconds integer NOT NULL CHECK (bucket_rounding_seconds BETWEEN 1 AND 31536000),
+    expire_after_seconds bigint CHECK (expire_after_seconds >= 0),
+    bucketing_changed boolean NOT NULL DEFAULT false,  -- did coll_mod ever change span/rounding?
+    fields jsonb NOT NULL DEFAULT '{}'  -- typed fields: {"<name>": "<type>"}, view columns after doc
+);
+COMMENT ON TABLE tscoll.collections IS 'tscoll time-series collections, one row each';
+SELECT pg_catalog.pg_extension_config_dump('tscoll.collections', '');
+
+-- Whether the current role owns (is a member of the owner of) a relation;
+-- NULL when the relation does not exist.
+CREATE FUNCTION tscoll._owns(rel oid) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS
+$$ SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class c WHERE c.oid = rel $$;
+
+-- Anyone reads the catalog; a row is written only by the owner of its
+-- collection, and a row whose view is gone may be removed by anyone (the
+-- sql_drop event trigger runs as whoever dropped the view).
+GRANT SELECT, INSERT, UPDATE, DELETE ON tscoll.collections TO PUBLIC;
+ALTER TABLE tscoll.collections ENABLE ROW LEVEL SECURITY;
+CREATE POLICY read ON tscoll.collections FOR SELECT USING (true);
+CREATE POLICY register ON tscoll.collections FOR INSERT
+    WITH CHECK (tscoll._owns(view) AND tscoll._owns(bucket_table));
+CREATE POLICY change ON tscoll.collections FOR UPDATE
+    USING (tscoll._owns(view))
+    WITH CHECK (tscoll._owns(view) AND tscoll._owns(bucket_table));
+CREATE POLICY unregister ON tscoll.collections FOR DELETE
+    USING (coalesce(tscoll._owns(view), true));
+
+-- The indexes of each collection as the user gave them (doc/REFERENCE.md §2.4), the
+-- default index included. The bucket-table index is kept by name (in the
+-- bucket table's schema): pg_dump restores this table before indexes exist.
+-- No foreign key to tscoll.collections: pg_restore -j loads the data of the
+-- two tables in parallel, in any order. A trigger removes a collection's
+-- indexes with it instead.
+CREATE TABLE tscoll.indexes (
+    collection regclass NOT NULL,
+    name text NOT NULL,
+    keys json NOT NULL,                  -- as given: key order kept
+    options jsonb NOT NULL DEFAULT '{}', -- as listed, but the name
+    bucket_index name,                   -- NULL while hidden
+    position bigint GENERATED ALWAYS AS IDENTITY,
+    PRIMARY KEY (collection, name)
+);
+COMMENT ON TABLE tscoll.indexes IS 'indexes of tscoll time-series collections, as given';
+SELECT pg_catalog.pg_extension_config_dump('tscoll.indexes', '');
+GRANT SELECT, INSERT, UPDATE, DELETE ON tscoll.indexes TO PUBLIC;
+ALTER TABLE tscoll.indexes ENABLE ROW LEVEL SECURITY;
+CREATE POLICY read ON tscoll.indexes FOR SELECT USING (true);
+CREATE POLICY write ON tscoll.indexes FOR ALL
+    USING (coalesce(tscoll._owns(collection), true)) WITH CHECK (tscoll._owns(collection));
+
+CREATE FUNCTION tscoll._forget_indexes() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    DELETE FROM tscoll.indexes WHERE collection = OLD.view;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER forget_indexes AFTER DELETE ON tscoll.collections
+    FOR EACH ROW EXECUTE FUNCTION tscoll._forget_indexes();
+
+------------------------------------------------------------------------------
+-- Internal helpers (C).
+------------------------------------------------------------------------------
+
+-- MongoDB create-command options in; the validated options out, flat, with
+-- the bucketing defaults filled in. Raises the errors of
+-- tscoll.create_collection (doc/REFERENCE.md).
+CREATE FUNCTION tscoll._validate_options(options jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_validate_options' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- control.<bound>.<time_field> as timestamptz: the bucket table's derived
+-- min_time/max_time columns. Immutable: the stored form ends in 'Z'.
+CREATE FUNCTION tscoll._control_time(control jsonb, bound text, time_field text)
+    RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'tscoll_control_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The measurements of one bucket (data format: doc/BUCKET_FORMAT.md), each
+-- with its time and its whole document, the meta field included. Damaged
+-- data raises XX001 naming the bucket.
+CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time_field text,
+                               meta_field text)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+-- The same, for the measurements within the time bounds only (a bound whose
+-- strictness is NULL is absent): the planner moves a query's time
+-- conditions into them, and the other measurements' documents are not built.
+CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time_field text,
+                               meta_field text, lower timestamptz, lower_strict boolean,
+                               upper timestamptz, upper_strict boolean)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+-- The same, building documents only for the measurements that may pass the
+-- query's conditions (doc->>f)::float8 <op> bound: filters are "<btree
+-- strategy 1-5><field>", with their bounds, read from the fields' columns
+-- alone. The query still applies its conditions.
+CREATE FUNCTION tscoll._unpack(_id tscoll.objectid, meta jsonb, data bytea, time_field text,
+                               meta_field text, lower timestamptz, lower_strict boolean,
+                               upper timestamptz, upper_strict boolean,
+                               filters text[], bounds float8[])
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_unpack' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+-- The measurements' times, a NULL doc, then one column per field, with only
+-- those fields decoded. Each of `fields` is a kind letter and the field's
+-- name: 't' what doc->>'f' gives (text), 'j' what doc->'f' gives (jsonb),
+-- 'f' the values that are numbers (float8) and 'o' the other values (text),
+-- for (doc->>'f')::float8. Only measurements within the time bounds are
+-- returned (a bound whose strictness is NULL is absent), and only their
+-- fields built. The planner calls it instead of _unpack when a query reads
+-- doc only through such expressions, and moves the query's time conditions
+-- into the bounds (lazy unpacking).
+CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, fields text[],
+                                      lower timestamptz, lower_strict boolean,
+                                      upper timestamptz, upper_strict boolean)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+
+-- The same, dropping before building them the measurements that cannot
+-- pass the query's conditions (doc->>f)::float8 <op> bound: filters are
+-- "<btree strategy 1-5><field>" on fields returned as 'f', with their bounds.
+-- The query still applies its conditions (lazy unpacking).
+CREATE FUNCTION tscoll._unpack_fields(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, fields text[],
+                                      lower timestamptz, lower_strict boolean,
+                                      upper timestamptz, upper_strict boolean,
+                                      filters text[], bounds float8[])
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_fields' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 500;
+
+-- A bucket's measurements within the bounds, aggregated per
+-- date_trunc(unit, time) (unit NULL: one group): the group's start, a NULL
+-- doc, then per aggregate "<kind><field>" of (doc->>field)::float8 a partial
+-- result: M max, m min, s sum (float8), a avg's state {N, Sx, Sxx}
+-- (float8[]), c count, n count(*) (bigint). A bound whose strictness is NULL
+-- is absent. The planner calls it when a query aggregates measurement
+-- fields by time and meta only, and combines the partial results with the
+-- aggregates below (doc/ARCHITECTURE.md "Aggregation in buckets").
+-- STABLE: date_trunc of timestamptz depends on TimeZone.
+CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, unit text,
+                                      aggregates text[], lower timestamptz,
+                                      lower_strict boolean, upper timestamptz,
+                                      upper_strict boolean)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+-- The same grouped by date_bin(stride, time, origin) (unit NULL): for
+-- date_bin, TimescaleDB's time_bucket, and groupings that bin time alike
+-- (floor(extract(epoch from time) / n)), whose expression the query then
+-- applies to each group's start.
+CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, unit text,
+                                      aggregates text[], lower timestamptz,
+                                      lower_strict boolean, upper timestamptz,
+                                      upper_strict boolean, stride interval,
+                                      origin timestamptz)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+
+-- The same grouped by date_trunc(unit, time, zone) (stride and origin NULL).
+CREATE FUNCTION tscoll._unpack_groups(_id tscoll.objectid, meta jsonb, data bytea,
+                                      time_field text, meta_field text, unit text,
+                                      aggregates text[], lower timestamptz,
+                                      lower_strict boolean, upper timestamptz,
+                                      upper_strict boolean, stride interval,
+                                      origin timestamptz, zone text)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_groups' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+
+-- TimescaleDB's time_bucket for strides without months or years:
+-- date_bin from `origin`, by default Monday 2000-01-03 00:00 UTC as in
+-- TimescaleDB, so that its queries run unchanged (with tscoll on the
+-- search_path). Aggregation in buckets reads it as date_bin.
+CREATE FUNCTION tscoll.time_bucket(bucket_width interval, ts timestamptz) RETURNS timestamptz
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN pg_catalog.date_bin(bucket_width, ts, '2000-01-03 00:00:00+00'::timestamptz);
+CREATE FUNCTION tscoll.time_bucket(bucket_width interval, ts timestamptz, origin timestamptz)
+    RETURNS timestamptz LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN pg_catalog.date_bin(bucket_width, ts, origin);
+
+-- avg(float8) over the buckets' partial states: PostgreSQL's own combine
+-- and final functions, so the result is avg's.
+CREATE AGGREGATE tscoll._avg_of_partials(float8[]) (
+    SFUNC = float8_combine, STYPE = float8[], FINALFUNC = float8_avg,
+    COMBINEFUNC = float8_combine, INITCOND = '{0,0,0}', PARALLEL = SAFE);
+
+-- count(x) and count(*) over the buckets' partial counts.
+CREATE AGGREGATE tscoll._count_of_partials(bigint) (
+    SFUNC = int8pl, STYPE = bigint, COMBINEFUNC = int8pl, INITCOND = '0', PARALLEL = SAFE);
+
+-- control.count rows of NULLs: what the view unpacks for a query that reads
+-- neither time nor doc (count(*), meta only), without reading the data.
+CREATE FUNCTION tscoll._bucket_slots(control jsonb)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_slots' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 500;
+
+-- One row per bucket, its latest time: what the view unpacks for a query
+-- whose only aggregate is max(time) (control.max is exact).
+CREATE FUNCTION tscoll._bucket_latest(max_time timestamptz)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE ROWS 1
+    AS 'SELECT max_time, NULL::pg_catalog.jsonb';
+-- The earliest and the latest time of a bucket's measurements (one row when
+-- they are equal): what the view unpacks for a query whose only aggregates
+-- are min(time) and max(time). control.min is rounded down, so the times
+-- are decoded; nothing else is.
+CREATE FUNCTION tscoll._bucket_ends(_id tscoll.objectid, data bytea, time_field text)
+    RETURNS TABLE ("time" timestamptz, doc jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_ends' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
+
+-- t moved by `seconds`, saturating at -infinity and infinity: the planner's
+-- span-widened time bounds (doc/ARCHITECTURE.md, Bucket conditions), which
+-- must not fail near the ends of timestamptz's range.
+CREATE FUNCTION tscoll._time_shift(t timestamptz, seconds bigint) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'tscoll_time_shift' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Whether a bucket whose control is `control` can hold a measurement for
+-- which (doc->>field)::<type of bound> (or doc->field) compares to `bound`
+-- as btree strategy `strategy` says (1 <, 2 <=, 3 =, 4 >=, 5 >). False only
+-- when control.min and control.max of the field are both numbers, so every
+-- value of the field in the bucket is a number between them. The planner
+-- adds it to queries to skip buckets (bucket pruning).
+CREATE FUNCTION tscoll._control_may_match(control jsonb, field text, strategy integer,
+                                          bound float8) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_control_may_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._control_may_match(control jsonb, field text, strategy integer,
+                                          bound numeric) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_control_may_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._control_may_match(control jsonb, field text, strategy integer,
+                                          bound jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_control_may_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The measurements' times only, in the same order.
+CREATE FUNCTION tscoll._unpack_times(_id tscoll.objectid, data bytea, time_field text)
+    RETURNS TABLE ("time" timestamptz)
+    AS 'MODULE_PATHNAME', 'tscoll_unpack_times' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 500;
+-- A bucket's data in MongoDB's uncompressed v1 shape.
+CREATE FUNCTION tscoll._data_json(_id tscoll.objectid, data bytea, time_field text)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_data_json' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- The jsonb values whose ->> text is `printed`: the planner compares a meta
+-- subfield with them (meta->'k' = ANY(...)), which an index on the subfield
+-- serves, where the query compares meta->>'k' with a parameter. Parallel
+-- unsafe: an object's text is parsed in a subtransaction.
+CREATE FUNCTION tscoll._jsonb_spellings(printed text) RETURNS jsonb[]
+    AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings' LANGUAGE C IMMUTABLE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION tscoll._jsonb_spellings(printed text[]) RETURNS jsonb[]
+    AS 'MODULE_PATHNAME', 'tscoll_jsonb_spellings_of_array'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL UNSAFE;
+
+-- The sum of a bucket's measurement sizes (the bucket size limit).
+CREATE FUNCTION tscoll._data_size(data bytea) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'tscoll_data_size' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The insert path: the row trigger gathers a statement's measurements, the
+-- statement trigger writes each touched bucket once.
+CREATE FUNCTION tscoll._insert_measurement() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'tscoll_insert_measurement' LANGUAGE C;
+CREATE FUNCTION tscoll._write_buckets() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'tscoll_write_buckets' LANGUAGE C;
+
+-- UPDATE and DELETE through a view are translated at parse analysis into
+-- statements on the bucket table (src/pg/dml/modify.cpp). A general DELETE
+-- rewrites a partly matching bucket without the matching measurements
+-- (numbered from 1 in unpacking order), a tail row as a tail row
+-- (`stored_control`); _placeholder marks where the translation puts the
+-- conditions and is never called.
+CREATE FUNCTION tscoll._remove_measurements(_id tscoll.objectid, min_time timestamptz,
+                                            stored bytea, positions bigint[], time_field text,
+                                            stored_control jsonb,
+                                            OUT control jsonb, OUT data bytea)
+    AS 'MODULE_PATHNAME', 'tscoll_remove_measurements' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._placeholder(integer) RETURNS boolean
+    LANGUAGE sql IMMUTABLE AS 'SELECT NULL::pg_catalog.bool';
+-- What the view's rules call when a statement reached them untranslated
+-- (parsed before tscoll was loaded in the session): src/pg/dml/rule_fallback.cpp.
+-- Costly, so that the planner checks the rules' other conditions first.
+CREATE FUNCTION tscoll._rule_match(view regclass, bucket_table regclass, _id tscoll.objectid,
+                                   ctid tid, bucket_meta jsonb, min_time timestamptz,
+                                   max_time timestamptz, data bytea, "time" timestamptz,
+                                   meta jsonb, doc jsonb, new_meta jsonb, only_meta boolean)
+    RETURNS boolean AS 'MODULE_PATHNAME', 'tscoll_rule_match' LANGUAGE C VOLATILE COST 100000;
+-- An UPDATE of a collection without a meta field, untranslated: immutable
+-- so that it raises while the statement is planned, whatever it would match.
+CREATE FUNCTION tscoll._untranslated(collection regclass, command text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE STRICT;
+-- The same for RETURNING, which the rules cannot compute: the rules'
+-- RETURNING lists call it (only a statement with RETURNING uses them).
+CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text)
+    RETURNS timestamptz AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE STRICT;
+-- The same for a column of the type of `type` (not strict: called with a
+-- NULL of that type), so that every column of a rule's RETURNING raises.
+CREATE FUNCTION tscoll._untranslated_returning(collection regclass, command text, type anyelement)
+    RETURNS anyelement AS 'MODULE_PATHNAME', 'tscoll_untranslated' LANGUAGE C IMMUTABLE;
+
+-- Typed fields (doc/REFERENCE.md, Typed fields): a view column of type T
+-- for field f is tscoll._as_T(doc -> 'f'), NULL for a value of another
+-- type. The planner reads such a column straight from the field's column
+-- data, as it reads (doc->>'f')::float8.
+CREATE FUNCTION tscoll._as_float8(value jsonb) RETURNS float8
+    AS 'MODULE_PATHNAME', 'tscoll_as_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_int8(value jsonb) RETURNS int8
+    AS 'MODULE_PATHNAME', 'tscoll_as_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_int4(value jsonb) RETURNS int4
+    AS 'MODULE_PATHNAME', 'tscoll_as_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_text(value jsonb) RETURNS text
+    AS 'MODULE_PATHNAME', 'tscoll_as_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_bool(value jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tscoll_as_bool' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._as_timestamptz(value jsonb) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'tscoll_as_timestamptz' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The view's column for typed field `name` of `type`, over unpacked m.
+CREATE FUNCTION tscoll._typed_column(name text, type text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT CASE WHEN type = 'jsonb' THEN format('m.doc -> %L AS %I', name, name)
+            ELSE format('tscoll._as_%s(m.doc -> %L) AS %I', type, name, name) END
+$$;
+
+------------------------------------------------------------------------------
+-- Collections.
+------------------------------------------------------------------------------
+
+-- A catalog row's options in MongoDB's listCollections (stored) shape:
+-- granularity omitted for fixed bucketing, bucketRoundingSeconds omitted
+-- while a granularity is set.
+CREATE FUNCTION tscoll._listing_options(c tscoll.collections) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT jsonb_strip_nulls(jsonb_build_object(
+    'timeseries', jsonb_build_object(
+        'timeField', c.time_field,
+        'metaField', c.meta_field,
+        'granularity', c.granularity,
+        'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
+        'bucketRoundingSeconds',
+            CASE WHEN c.granularity IS NULL THEN c.bucket_rounding_seconds END),
+    'expireAfterSeconds', c.expire_after_seconds,
+    'fields', NULLIF(c.fields, '{}')))
+$$;
+
+-- The bucket table's name for a view name.
+CREATE FUNCTION tscoll._bucket_table_name(view_name name) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT 'system.buckets.' || view_name $$;
+
+-- Splits 'weather' or 'myschema.weather' (quoting as in SQL) into schema and
+-- name; an unqualified name goes to creation_schema, the schema CREATE TABLE
+-- would use in the caller's search_path.
+CREATE FUNCTION tscoll._split_name(name text, creation_schema text,
+                                   OUT schema_name text, OUT rel_name text)
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    parts text[] := parse_ident(name);
+BEGIN
+    IF array_length(parts, 1) = 1 THEN
+        schema_name := creation_schema;
+        IF schema_name IS NULL THEN
+            RAISE EXCEPTION 'no schema has been selected to create in'
+                USING ERRCODE = '3F000';
+        END IF;
+        rel_name := parts[1];
+    ELSIF array_length(parts, 1) = 2 THEN
+        schema_name := parts[1];
+        rel_name := parts[2];
+    ELSE
+        RAISE EXCEPTION 'invalid collection name: "%"', name
+            USING ERRCODE = '42602', HINT = 'Write "name" or "schema.name".';
+    END IF;
+END
+$$;
+
+-- A view rule's RETURNING list: a column for each of the view's, each of
+-- which raises (the rules cannot return measurements).
+CREATE FUNCTION tscoll._rule_returning(view text, command text, meta_field text, fields jsonb,
+                                       typed text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT format('tscoll._untranslated_returning(%L::regclass, %L)', view, command)
+    || CASE WHEN meta_field IS NULL THEN ''
+            ELSE format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::jsonb)',
+                        view, command) END
+    || format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::jsonb)', view, command)
+    || coalesce((SELECT string_agg(format(', tscoll._untranslated_returning(%L::regclass, %L, NULL::%s)',
+                                          view, command, fields ->> t.name), '' ORDER BY t.n)
+                   FROM unnest(typed) WITH ORDINALITY t(name, n)), '')
+$$;
+
+-- Creates (or, with `replace`, redefines with more typed fields) a
+-- collection's view and its rules: the time, meta and doc columns, then
+-- the typed fields `typed` (types in `fields`) in that order.
+CREATE FUNCTION tscoll._define_view(view text, buckets text, time_field text, meta_field text,
+                                    fields jsonb, typed text[], replace boolean) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    typed_columns text := (SELECT string_agg(', ' || tscoll._typed_column(t.name, fields ->> t.name), ''
+                                             ORDER BY t.n)
+                             FROM unnest(typed) WITH ORDINALITY t(name, n));
+BEGIN
+    EXECUTE pg_catalog.format(
+        'CREATE %s VIEW %s AS SELECT m."time" AS %I, %s m.doc%s
+           FROM %s b, LATERAL tscoll._unpack(b._id, b.meta, b.data, %L, %L) m',
+        CASE WHEN replace THEN 'OR REPLACE' ELSE '' END, view, time_field,
+        CASE WHEN meta_field IS NULL THEN ''
+             ELSE pg_catalog.format('b.meta AS %I,', meta_field) END,
+        coalesce(typed_columns, ''), buckets, time_field, meta_field);
+    PERFORM tscoll._define_rules(view, buckets, time_field, meta_field, fields, typed);
+END
+$$;
+
+-- A collection's view rules, (re)defined for the view's columns.
+CREATE FUNCTION tscoll._define_rules(view text, buckets text, time_field text, meta_field text,
+                                     fields jsonb, typed text[]) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    typed_unchanged text := (SELECT string_agg(format(' AND NEW.%1$I IS NOT DISTINCT FROM OLD.%1$I',
+                                                      t.name), '' ORDER BY t.n)
+                               FROM unnest(typed) WITH ORDINALITY t(name, n));
+    same_series text;
+    in_bucket text;
+BEGIN
+    -- Without the translation (src/pg/dml/rule_fallback.cpp): each bucket paired
+    -- with the matched measurements of its series and time range. A rule's
+    -- RETURNING list has a column for each of the view's.
+    same_series := CASE WHEN meta_field IS NULL THEN ''
+                        ELSE format('coalesce(b.meta::text, '''') = coalesce(OLD.%I::text, '''') AND ',
+                                    meta_field) END;
+    in_bucket := format('OLD.%1$I >= b.min_time AND OLD.%1$I <= b.max_time', time_field);
+    IF meta_field IS NULL THEN
+        EXECUTE format(
+            'CREATE OR REPLACE RULE untranslated_update AS ON UPDATE TO %s
+               DO INSTEAD SELECT tscoll._untranslated(%L::regclass, ''UPDATE'')', view, view);
+    ELSE
+        EXECUTE format(
+            'CREATE OR REPLACE RULE update_meta AS ON UPDATE TO %1$s DO INSTEAD
+               UPDATE %2$s b SET meta = NEW.%3$I WHERE %5$s%6$s
+                  AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
+                                         b.min_time, b.max_time, b.data, OLD.%4$I, OLD.%3$I,
+                                         OLD.doc, NEW.%3$I,
+                                         NEW.%4$I IS NOT DISTINCT FROM OLD.%4$I
+                                         AND NEW.doc IS NOT DISTINCT FROM OLD.doc%8$s)
+               RETURNING %7$s',
+            view, buckets, meta_field, time_field, same_series, in_bucket,
+            tscoll._rule_returning(view, 'UPDATE', meta_field, fields, typed),
+            coalesce(typed_unchanged, ''));
+    END IF;
+    EXECUTE format(
+        'CREATE OR REPLACE RULE delete_buckets AS ON DELETE TO %1$s DO INSTEAD
+           DELETE FROM %2$s b WHERE %4$s%5$s
+              AND tscoll._rule_match(%1$L::regclass, %2$L::regclass, b._id, b.ctid, b.meta,
+                                     b.min_time, b.max_time, b.data, OLD.%3$I, %7$s,
+                                     OLD.doc, NULL, true)
+           RETURNING %6$s',
+        view, buckets, time_field, same_series, in_bucket,
+        tscoll._rule_returning(view, 'DELETE', meta_field, fields, typed),
+        CASE WHEN meta_field IS NULL THEN 'NULL' ELSE format('OLD.%I', meta_field) END);
+END
+$$;
+
+-- Creates the bucket table, its default index, the view and the catalog
+-- row of a new collection. `o` is the output of _validate_options.
+CREATE FUNCTION tscoll._create_collection_objects(
+    schema_name text, rel_name text, o jsonb) RETURNS regclass
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    time_field text := o ->> 'timeField';
+    meta_field text := o ->> 'metaField';
+    buckets text := pg_catalog.format('%I.%I', schema_name, tscoll._bucket_table_name(rel_name));
+    view text := pg_catalog.format('%I.%I', schema_name, rel_name);
+    c tscoll.collections;
+BEGIN
+    -- min_time/max_time are derived from control so that indexes and
+    -- pruning can use them; they can never disagree with it.
+    EXECUTE pg_catalog.format(
+        'CREATE TABLE %s (
+            _id tscoll.objectid NOT NULL PRIMARY KEY,
+            meta jsonb,
+            control jsonb NOT NULL,
+            data bytea NOT NULL,
+            min_time timestamptz NOT NULL
+                GENERATED ALWAYS AS (tscoll._control_time(control, ''min'', %L)) STORED,
+            max_time timestamptz NOT NULL
+                GENERATED ALWAYS AS (tscoll._control_time(control, ''max'', %L)) STORED
+        ) USING tscoll_buckets', buckets, time_field, time_field);
+    EXECUTE pg_catalog.format(
+        'COMMENT ON TABLE %s IS %L', buckets,
+        pg_catalog.format('buckets of the time-series collection %s', view));
+
+    PERFORM tscoll._define_view(view, buckets, time_field, meta_field, o -> 'fields',
+                                ARRAY(SELECT jsonb_object_keys(o -> 'fields')), false);
+    EXECUTE pg_catalog.format(
+        'CREATE TRIGGER gather_measurements INSTEAD OF INSERT ON %s
+           FOR EACH ROW EXECUTE FUNCTION tscoll._insert_measurement()', view);
+    EXECUTE pg_catalog.format(
+        'CREATE TRIGGER write_buckets AFTER INSERT ON %s
+           FOR EACH STATEMENT EXECUTE FUNCTION tscoll._write_buckets()', view);
+    EXECUTE pg_catalog.format(
+        'COMMENT ON VIEW %s IS %L', view,
+        pg_catalog.format('time-series collection (buckets in %s)', buckets));
+
+    INSERT INTO tscoll.collections (view, bucket_table, time_field, meta_field, granularity,
+                                    bucket_max_span_seconds, bucket_rounding_seconds,
+                                    expire_after_seconds, fields)
+    VALUES (view::regclass, buckets::regclass, time_field, meta_field, o ->> 'granularity',
+            (o ->> 'bucketMaxSpanSeconds')::integer, (o ->> 'bucketRoundingSeconds')::integer,
+            (o ->> 'expireAfterSeconds')::bigint, o -> 'fields')
+    RETURNING * INTO c;
+    IF meta_field IS NOT NULL THEN
+        -- MongoDB's default index: meta, then time.
+        PERFORM tscoll._add_index(c, pg_catalog.format('{%s: 1, %s: 1}', pg_catalog.to_json(meta_field),
+                                                       pg_catalog.to_json(time_field))::json, '{}');
+    END IF;
+    RETURN view::regclass;
+END
+$$;
+
+-- Whether a catalog row holds exactly the validated options `o`.
+CREATE FUNCTION tscoll._same_options(c tscoll.collections, o jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT c.time_field = o ->> 'timeField'
+   AND c.meta_field IS NOT DISTINCT FROM o ->> 'metaField'
+   AND c.granularity IS NOT DISTINCT FROM o ->> 'granularity'
+   AND c.bucket_max_span_seconds = (o ->> 'bucketMaxSpanSeconds')::integer
+   AND c.bucket_rounding_seconds = (o ->> 'bucketRoundingSeconds')::integer
+   AND c.expire_after_seconds IS NOT DISTINCT FROM (o ->> 'expireAfterSeconds')::bigint
+   AND c.fields = o -> 'fields'
+$$;
+
+-- tscoll's functions resolve names in pg_catalog and tscoll alone (SET
+-- search_path). The entry points that take a relation name are plain SQL
+-- around them: they resolve that name in the caller's search_path, with
+-- nothing but schema-qualified calls, and pass on the result.
+CREATE FUNCTION tscoll._create_collection(name text, options jsonb, creation_schema text)
+    RETURNS regclass
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    o jsonb;
+    target record;
+    existing regclass;
+    c tscoll.collections;
+BEGIN
+    IF name IS NULL OR options IS NULL THEN
+        RAISE EXCEPTION 'invalid time-series option: the collection name and the options must not be NULL'
+            USING ERRCODE = '22023';
+    END IF;
+    o := tscoll._validate_options(options);
+    SELECT * INTO target FROM tscoll._split_name(name, creation_schema);
+    IF target.schema_name = 'tscoll' THEN
+        RAISE EXCEPTION 'cannot create a time-series collection in the schema of the tscoll extension'
+            USING ERRCODE = '42501',
+                  HINT = 'Name another schema, e.g. ''public.' || target.rel_name || '''.';
+    END IF;
+
+    IF pg_catalog.octet_length(tscoll._bucket_table_name(target.rel_name)) > 63 THEN
+        RAISE EXCEPTION 'collection name "%" is too long', target.rel_name
+            USING ERRCODE = '42622',
+                  DETAIL = pg_catalog.format('The bucket table name "%s" would exceed 63 bytes.',
+                                             tscoll._bucket_table_name(target.rel_name)),
+                  HINT = 'Use a collection name of at most 48 bytes.';
+    END IF;
+
+    existing := pg_catalog.to_regclass(pg_catalog.format('%I.%I', target.schema_name, target.rel_name));
+    IF existing IS NOT NULL THEN
+        SELECT * INTO c FROM tscoll.collections WHERE view = existing;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'relation "%" already exists and is not a time-series collection',
+                            target.rel_name
+                USING ERRCODE = '42P07';
+        END IF;
+        IF NOT tscoll._same_options(c, o) THEN
+            RAISE EXCEPTION 'time-series collection "%" already exists with different options',
+                            target.rel_name
+                USING ERRCODE = '42P07',
+                      DETAIL = pg_catalog.format('Existing options: %s.', tscoll._listing_options(c));
+        END IF;
+        RETURN existing;
+    END IF;
+    existing := pg_catalog.to_regclass(pg_catalog.format(
+        '%I.%I', target.schema_name, tscoll._bucket_table_name(target.rel_name)));
+    IF existing IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%" already exists', tscoll._bucket_table_name(target.rel_name)
+            USING ERRCODE = '42P07',
+                  HINT = 'A collection''s bucket table is named "system.buckets.<collection>".';
+    END IF;
+
+    RETURN tscoll._create_collection_objects(target.schema_name, target.rel_name, o);
+END
+$$;
+
+CREATE FUNCTION tscoll.create_collection_from_options(name text, options jsonb)
+    RETURNS regclass LANGUAGE sql AS
+$$ SELECT tscoll._create_collection(name, options, pg_catalog.current_schema()) $$;
+COMMENT ON FUNCTION tscoll.create_collection_from_options(text, jsonb) IS
+    'creates a time-series collection from MongoDB create-command options';
+
+-- create_collection's options in MongoDB's create-command shape.
+CREATE FUNCTION tscoll._create_options(
+    time_field text, meta_field text, granularity text, bucket_max_span_seconds integer,
+    bucket_rounding_seconds integer, expire_after_seconds bigint, fields jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    RETURN jsonb_build_object('timeseries', jsonb_strip_nulls(
+            jsonb_build_object(
+                'timeField', time_field,
+                'metaField', meta_field,
+                'granularity', granularity,
+                'bucketMaxSpanSeconds', bucket_max_span_seconds,
+                'bucketRoundingSeconds', bucket_rounding_seconds)))
+        || CASE WHEN expire_after_seconds IS NULL THEN '{}'::jsonb
+                ELSE jsonb_build_object('expireAfterSeconds', expire_after_seconds) END
+        || CASE WHEN fields IS NULL THEN '{}'::jsonb
+                ELSE jsonb_build_object('fields', fields) END;
+END
+$$;
+
+CREATE FUNCTION tscoll.create_collection(
+    name text,
+    time_field text,
+    meta_field text DEFAULT NULL,
+    granularity text DEFAULT NULL,
+    bucket_max_span_seconds integer DEFAULT NULL,
+    bucket_rounding_seconds integer DEFAULT NULL,
+    expire_after_seconds bigint DEFAULT NULL,
+    fields jsonb DEFAULT NULL) RETURNS regclass
+    LANGUAGE sql AS
+$$
+SELECT tscoll._create_collection(
+    name,
+    tscoll._create_options(time_field, meta_field, granularity, bucket_max_span_seconds,
+                           bucket_rounding_seconds, expire_after_seconds, fields),
+    pg_catalog.current_schema())
+$$;
+COMMENT ON FUNCTION tscoll.create_collection(text, text, text, text, integer, integer, bigint, jsonb) IS
+    'creates a time-series collection: a view over a bucket table';
+
+-- The catalog row of the collection `view` (resolved from `name`); raises
+-- 42P01 when there is none.
+CREATE FUNCTION tscoll._collection(view regclass, name text) RETURNS tscoll.collections
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections;
+BEGIN
+    SELECT * INTO c FROM tscoll.collections x WHERE x.view = _collection.view;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'time-series collection "%" does not exist', name USING ERRCODE = '42P01';
+    END IF;
+    RETURN c;
+END
+$$;
+
+CREATE FUNCTION tscoll._drop_collection(view regclass, name text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(view, name);
+BEGIN
+    -- Unregister first, so that the sql_drop event trigger has nothing left
+    -- to do (it would not run under session_replication_role = replica).
+    -- DROP VIEW checks ownership and undoes everything when it fails.
+    DELETE FROM tscoll.collections x WHERE x.view = c.view;
+    EXECUTE format('DROP VIEW %s', c.view);
+    EXECUTE format('DROP TABLE %s', c.bucket_table);
+    PERFORM tscoll._forget_bucket_table(c.bucket_table);
+END
+$$;
+
+CREATE FUNCTION tscoll.drop_collection(name text) RETURNS void LANGUAGE sql AS
+$$ SELECT tscoll._drop_collection(pg_catalog.to_regclass(name), name) $$;
+COMMENT ON FUNCTION tscoll.drop_collection(text) IS
+    'drops a time-series collection: view, bucket table and catalog row';
+
+CREATE FUNCTION tscoll.list_collections()
+    RETURNS TABLE (name regclass, bucket_table regclass, options jsonb)
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT c.view, c.bucket_table, tscoll._listing_options(c)
+  FROM tscoll.collections c
+ WHERE has_table_privilege(c.view, 'SELECT')
+ ORDER BY c.view::text
+$$;
+COMMENT ON FUNCTION tscoll.list_collections() IS
+    'the collections the current role may read, with options in listCollections shape';
+
+-- Raises 42501 unless the current role may read the collection.
+-- C, not SECURITY DEFINER (which cannot see its caller's privileges): they
+-- check SELECT on the view, then read the bucket table as its owner.
+CREATE FUNCTION tscoll._buckets(collection regclass)
+    RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data jsonb)
+    AS 'MODULE_PATHNAME', 'tscoll_read_buckets' LANGUAGE C STABLE STRICT;
+-- stored: the bytes of the bucket rows' values as stored (compressed or
+-- out of line), for avgBucketSize, which MongoDB reports per bucket document.
+CREATE FUNCTION tscoll._bucket_totals(collection regclass, OUT bucket_count bigint,
+                                      OUT measurements bigint, OUT uncompressed bigint,
+                                      OUT stored bigint)
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_totals' LANGUAGE C STABLE STRICT;
+
+CREATE FUNCTION tscoll.buckets(collection regclass)
+    RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data jsonb)
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+BEGIN
+    RETURN QUERY SELECT * FROM tscoll._buckets(c.view);
+END
+$$;
+COMMENT ON FUNCTION tscoll.buckets(regclass) IS
+    'every bucket of a collection, data decoded to MongoDB''s uncompressed v1 shape';
+
+-- Folds tail rows into their buckets (doc/ARCHITECTURE.md, "Tails").
+CREATE FUNCTION tscoll._fold_tails(collection regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'tscoll_fold_tails' LANGUAGE C STRICT;
+CREATE FUNCTION tscoll.fold_tails(collection regclass) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    RETURN tscoll._fold_tails(c.view);
+END
+$$;
+COMMENT ON FUNCTION tscoll.fold_tails(regclass) IS
+    'writes the tail rows of every bucket not being written into the bucket; returns how many buckets';
+
+CREATE FUNCTION tscoll.insert_many(collection regclass, docs jsonb, ordered boolean DEFAULT true)
+    RETURNS jsonb AS 'MODULE_PATHNAME', 'tscoll_insert_many' LANGUAGE C STRICT;
+COMMENT ON FUNCTION tscoll.insert_many(regclass, jsonb, boolean) IS
+    'MongoDB''s insertMany: inserts a JSON array of measurements, answers {nInserted, writeErrors}';
+
+------------------------------------------------------------------------------
+-- Statistics (doc/REFERENCE.md §2.3).
+------------------------------------------------------------------------------
+
+CREATE FUNCTION tscoll._bucket_counters(collection regclass) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_bucket_counters' LANGUAGE C STRICT;
+
+CREATE FUNCTION tscoll.collection_stats(collection regclass) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+    bucket_count bigint;
+    measurements bigint;
+    uncompressed bigint;
+    stored bigint;
+    total bigint := pg_total_relation_size(c.bucket_table);
+    ns text;
+BEGIN
+    SELECT * INTO bucket_count, measurements, uncompressed, stored
+      FROM tscoll._bucket_totals(c.view);
+    SELECT format('%I.%I', n.nspname, r.relname) INTO ns
+      FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace WHERE r.oid = c.bucket_table;
+    RETURN jsonb_build_object('bucketsNs', ns, 'bucketCount', bucket_count)
+        || CASE WHEN bucket_count > 0
+                THEN jsonb_build_object('avgBucketSize', stored / bucket_count)
+                ELSE '{}' END
+        || tscoll._bucket_counters(c.view)
+        || jsonb_build_object('numMeasurements', measurements, 'totalSize', total,
+                              'uncompressedSize', uncompressed)
+        || CASE WHEN c.fields = '{}' THEN '{}' ELSE jsonb_build_object('fields', c.fields) END;
+END
+$$;
+COMMENT ON FUNCTION tscoll.collection_stats(regclass) IS
+    'MongoDB''s collStats.timeseries for a collection';
+
+CREATE FUNCTION tscoll.catalog_stats() RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_catalog_stats' LANGUAGE C STRICT;
+COMMENT ON FUNCTION tscoll.catalog_stats() IS
+    'the bucket catalog: open, idle and archived buckets, memory usage';
+
+------------------------------------------------------------------------------
+-- Keeping the catalog right under plain DDL.
+------------------------------------------------------------------------------
+
+-- DROP VIEW <collection> (or DROP SCHEMA ... CASCADE) drops the rest.
+------------------------------------------------------------------------------
+-- Indexes (doc/REFERENCE.md §2.4).
+------------------------------------------------------------------------------
+
+-- keys and options in; {"name", "columns", "predicate", "hidden", "options"}
+-- out. keys: [[key, direction], ...].
+CREATE FUNCTION tscoll._translate_index(keys jsonb, options jsonb, time_field text, meta_field text)
+    RETURNS jsonb AS 'MODULE_PATHNAME', 'tscoll_translate_index' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- A json object's members in order, as [[key, value], ...].
+CREATE FUNCTION tscoll._key_pairs(keys json) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF json_typeof(keys) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'invalid time-series index: keys must be a JSON object'
+            USING ERRCODE = '42804';
+    END IF;
+    RETURN (SELECT coalesce(jsonb_agg(jsonb_build_array(e.key, e.value::jsonb) ORDER BY e.n), '[]')
+              FROM json_each(keys) WITH ORDINALITY AS e(key, value, n));
+END
+$$;
+
+-- Builds the bucket-table index of a translated index; returns its name,
+-- MongoDB's name where it is free in the schema.
+CREATE FUNCTION tscoll._build_bucket_index(c tscoll.collections, t jsonb) RETURNS name
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    schema_name name := (SELECT n.nspname FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace
+                          WHERE r.oid = c.bucket_table);
+    candidate text := left(t->>'name', 56);
+    n int := 0;
+BEGIN
+    WHILE to_regclass(format('%I.%I', schema_name, candidate)) IS NOT NULL LOOP
+        n := n + 1;
+        candidate := left(t->>'name', 56) || '_' || n;
+    END LOOP;
+    EXECUTE format('CREATE INDEX %I ON %s (%s)%s', candidate, c.bucket_table,
+                   (SELECT string_agg(col, ', ') FROM jsonb_array_elements_text(t->'columns') col),
+                   coalesce(' WHERE ' || (t->>'predicate'), ''));
+    RETURN candidate;
+END
+$$;
+
+-- Adds an index to a collection (the rules of create_index, no ownership
+-- check): returns its name.
+CREATE FUNCTION tscoll._add_index(c tscoll.collections, keys json, options jsonb) RETURNS text
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    pairs jsonb := tscoll._key_pairs(keys);
+    t jsonb := tscoll._translate_index(pairs, options, c.time_field, c.meta_field);
+    i tscoll.indexes;
+BEGIN
+    FOR i IN SELECT * FROM tscoll.indexes WHERE collection = c.view LOOP
+        IF tscoll._key_pairs(i.keys) = pairs THEN
+            IF i.name = t->>'name' AND i.options = t->'options' THEN
+                RETURN i.name;
+            END IF;
+            RAISE EXCEPTION 'an index with the same keys already exists on %: %', c.view, i.name
+                USING ERRCODE = '42P07', DETAIL = format('Its options: %s.', i.options);
+        ELSIF i.name = t->>'name' THEN
+            RAISE EXCEPTION 'an index named % already exists on %, with other keys', i.name, c.view
+                USING ERRCODE = '42P07';
+        END IF;
+    END LOOP;
+    INSERT INTO tscoll.indexes (collection, name, keys, options, bucket_index)
+    VALUES (c.view, t->>'name', keys, t->'options',
+            CASE WHEN NOT (t->>'hidden')::boolean THEN tscoll._build_bucket_index(c, t) END);
+    RETURN t->>'name';
+END
+$$;
+
+CREATE FUNCTION tscoll._check_owner(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF NOT tscoll._owns(c.view) THEN
+        RAISE EXCEPTION 'must be owner of time-series collection %', c.view USING ERRCODE = '42501';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION tscoll.create_index(collection regclass, keys json, options jsonb DEFAULT '{}')
+    RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    RETURN tscoll._add_index(c, keys, options);
+END
+$$;
+COMMENT ON FUNCTION tscoll.create_index(regclass, json, jsonb) IS
+    'MongoDB''s createIndex on a time-series collection: returns the index name';
+
+-- One index as MongoDB lists it: {"v": 2, "key": <as given>, "name", <options>}.
+CREATE FUNCTION tscoll._listed_index(i tscoll.indexes) RETURNS json
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT format('{"v": 2, "key": %s, "name": %s%s}', i.keys, to_json(i.name),
+              (SELECT string_agg(format(', %s: %s', to_json(o.key), o.value), '' ORDER BY o.key)
+                 FROM jsonb_each(i.options) o))::json
+$$;
+
+CREATE FUNCTION tscoll.list_indexes(collection regclass) RETURNS SETOF json
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+BEGIN
+    IF NOT has_table_privilege(c.view, 'SELECT') THEN
+        RAISE EXCEPTION 'permission denied for view %', c.view USING ERRCODE = '42501';
+    END IF;
+    RETURN QUERY SELECT tscoll._listed_index(i) FROM tscoll.indexes i
+                  WHERE i.collection = c.view ORDER BY i.position;
+    -- indexes made with plain CREATE INDEX on the bucket table
+    RETURN QUERY
+        SELECT format('{"v": 2, "name": %s, "sql": %s}', to_json(r.relname),
+                      to_json(pg_get_indexdef(r.oid)))::json
+          FROM pg_index x JOIN pg_class r ON r.oid = x.indexrelid
+         WHERE x.indrelid = c.bucket_table AND NOT x.indisprimary
+           AND r.relname NOT IN (SELECT i.bucket_index FROM tscoll.indexes i
+                                  WHERE i.collection = c.view AND i.bucket_index IS NOT NULL)
+         ORDER BY r.relname;
+END
+$$;
+COMMENT ON FUNCTION tscoll.list_indexes(regclass) IS
+    'MongoDB''s listIndexes: the indexes as given, key order kept';
+
+-- The bucket-table index of a catalog row, if it is built.
+CREATE FUNCTION tscoll._bucket_index(c tscoll.collections, i tscoll.indexes) RETURNS regclass
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT to_regclass(format('%I.%I', n.nspname, i.bucket_index))
+  FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace
+ WHERE r.oid = c.bucket_table AND i.bucket_index IS NOT NULL
+$$;
+
+CREATE FUNCTION tscoll.drop_index(collection regclass, name text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+    i tscoll.indexes;
+    plain regclass;
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    DELETE FROM tscoll.indexes x WHERE x.collection = c.view AND x.name = drop_index.name
+    RETURNING * INTO i;
+    IF NOT FOUND THEN
+        -- one made with plain CREATE INDEX, as list_indexes shows it
+        SELECT r.oid INTO plain
+          FROM pg_index x JOIN pg_class r ON r.oid = x.indexrelid
+         WHERE x.indrelid = c.bucket_table AND NOT x.indisprimary AND r.relname = drop_index.name
+           AND r.relname NOT IN (SELECT y.bucket_index FROM tscoll.indexes y
+                                  WHERE y.collection = c.view AND y.bucket_index IS NOT NULL);
+        IF plain IS NOT NULL THEN
+            EXECUTE format('DROP INDEX %s', plain);
+            RETURN;
+        END IF;
+        RAISE EXCEPTION 'index % of time-series collection % does not exist', name, c.view
+            USING ERRCODE = '42704';
+    END IF;
+    IF tscoll._bucket_index(c, i) IS NOT NULL THEN
+        EXECUTE format('DROP INDEX %s', tscoll._bucket_index(c, i));
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tscoll.drop_index(regclass, text) IS 'MongoDB''s dropIndex';
+
+-- Hides (drops the bucket-table index, keeps the definition) or unhides
+-- (rebuilds it) an index.
+CREATE FUNCTION tscoll._set_index_hidden(c tscoll.collections, i tscoll.indexes, hidden boolean)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    new_options jsonb := CASE WHEN hidden THEN i.options || '{"hidden": true}' ELSE i.options - 'hidden' END;
+    built name;
+BEGIN
+    IF hidden AND tscoll._bucket_index(c, i) IS NOT NULL THEN
+        EXECUTE format('DROP INDEX %s', tscoll._bucket_index(c, i));
+    ELSIF NOT hidden AND tscoll._bucket_index(c, i) IS NULL THEN
+        built := tscoll._build_bucket_index(c, tscoll._translate_index(
+            tscoll._key_pairs(i.keys), new_options || jsonb_build_object('name', i.name),
+            c.time_field, c.meta_field));
+    END IF;
+    UPDATE tscoll.indexes x SET options = new_options,
+                                bucket_index = CASE WHEN hidden THEN NULL ELSE coalesce(built, x.bucket_index) END
+     WHERE x.collection = c.view AND x.name = i.name;
+END
+$$;
+
+------------------------------------------------------------------------------
+-- Changing options (doc/REFERENCE.md §2.5).
+------------------------------------------------------------------------------
+
+CREATE FUNCTION tscoll._apply_coll_mod(options jsonb, changes jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'tscoll_apply_coll_mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._forget_series(bucket_table regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'tscoll_forget_series' LANGUAGE C STRICT;
+
+-- The index a coll_mod "index" change names, by name or by key pattern.
+CREATE FUNCTION tscoll._coll_mod_index(c tscoll.collections, change jsonb) RETURNS tscoll.indexes
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    i tscoll.indexes;
+    matches int;
+BEGIN
+    -- changes is jsonb, which does not keep key order: {"a": 1, "b": 1}
+    -- and {"b": 1, "a": 1} are the same key pattern here.
+    SELECT count(*) INTO matches FROM tscoll.indexes x
+     WHERE x.collection = c.view AND x.keys::jsonb = change->'keyPattern';
+    IF matches > 1 THEN
+        RAISE EXCEPTION 'keyPattern % matches % indexes of time-series collection %',
+            change->'keyPattern', matches, c.view USING ERRCODE = '22023',
+            HINT = 'jsonb does not keep key order; name the index: {"index": {"name": ...}}.';
+    END IF;
+    SELECT * INTO i FROM tscoll.indexes x
+     WHERE x.collection = c.view
+       AND (x.name = change->>'name' OR x.keys::jsonb = change->'keyPattern');
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'index % of time-series collection % does not exist',
+            coalesce(change->>'name', change->>'keyPattern'), c.view USING ERRCODE = '42704';
+    END IF;
+    RETURN i;
+END
+$$;
+
+CREATE FUNCTION tscoll.coll_mod(collection regclass, changes jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+    result jsonb;
+    o jsonb;
+    i tscoll.indexes;
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    result := tscoll._apply_coll_mod(jsonb_build_object(
+        'timeField', c.time_field, 'metaField', c.meta_field, 'granularity', c.granularity,
+        'bucketMaxSpanSeconds', c.bucket_max_span_seconds,
+        'bucketRoundingSeconds', c.bucket_rounding_seconds,
+        'expireAfterSeconds', c.expire_after_seconds, 'fields', c.fields),
+        coalesce(changes, 'null'));
+    IF jsonb_typeof(result->'index') = 'object' THEN
+        i := tscoll._coll_mod_index(c, result->'index');
+        IF result->'index' ? 'expireAfterSeconds' THEN
+            IF NOT i.options ? 'expireAfterSeconds' THEN
+                RAISE EXCEPTION 'index % of time-series collection % is not a TTL index', i.name, c.view
+                    USING ERRCODE = '22023';
+            END IF;
+            UPDATE tscoll.indexes x
+               SET options = x.options || jsonb_build_object('expireAfterSeconds', result->'index'->'expireAfterSeconds')
+             WHERE x.collection = c.view AND x.name = i.name;
+        END IF;
+        IF result->'index' ? 'hidden' THEN
+            PERFORM tscoll._set_index_hidden(c, i, (result->'index'->>'hidden')::boolean);
+        END IF;
+    END IF;
+    o := result->'options';
+    UPDATE tscoll.collections
+       SET granularity = o->>'granularity',
+           bucket_max_span_seconds = (o->>'bucketMaxSpanSeconds')::int,
+           bucket_rounding_seconds = (o->>'bucketRoundingSeconds')::int,
+           expire_after_seconds = (o->>'expireAfterSeconds')::bigint,
+           bucketing_changed = bucketing_changed OR (result->>'bucketingChanged')::boolean,
+           fields = o->'fields'
+     WHERE view = c.view
+    RETURNING * INTO c;
+    IF result->'addedFields' <> '{}' THEN
+        -- New columns go after the view's own: a view's columns never move.
+        PERFORM tscoll._define_view(
+            c.view::text, c.bucket_table::text, c.time_field, c.meta_field, c.fields,
+            tscoll._typed_columns_of(c) || ARRAY(SELECT jsonb_object_keys(result->'addedFields')),
+            true);
+    END IF;
+    IF (result->>'bucketingChanged')::boolean THEN
+        PERFORM tscoll._forget_series(c.bucket_table);
+    END IF;
+    RETURN tscoll._listing_options(c);
+END
+$$;
+COMMENT ON FUNCTION tscoll.coll_mod(regclass, jsonb) IS
+    'MongoDB''s collMod: granularity and span only grow, expireAfterSeconds; returns the new options';
+
+------------------------------------------------------------------------------
+-- Expiry (doc/REFERENCE.md §2.6). A bucket is deleted whole once
+-- control.min.<time> <= now - expireAfterSeconds - bucketMaxSpanSeconds: by
+-- then every measurement in it has expired. The collection's current span is
+-- used, which after a span increase only keeps buckets longer.
+------------------------------------------------------------------------------
+
+-- Deletes a collection's expired buckets (those matching predicate, when
+-- given); returns how many.
+CREATE FUNCTION tscoll._expire(c tscoll.collections, now timestamptz, expire_after_seconds bigint,
+                               predicate text, batch_size integer DEFAULT NULL) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    seconds numeric := expire_after_seconds::numeric + c.bucket_max_span_seconds;
+    expired text := 'min_time <= $1' || coalesce(' AND (' || predicate || ')', '');
+    deleted bigint;
+BEGIN
+    -- Beyond the range of timestamptz nothing can have expired.
+    IF seconds > 200000000000 THEN
+        RETURN 0;
+    END IF;
+    IF batch_size IS NULL THEN
+        EXECUTE format('DELETE FROM %s WHERE %s', c.bucket_table, expired)
+          USING now - make_interval(secs => seconds::double precision);
+    ELSE
+        EXECUTE format('DELETE FROM %1$s WHERE _id IN (SELECT _id FROM %1$s WHERE %2$s LIMIT %3$s)',
+                       c.bucket_table, expired, batch_size)
+          USING now - make_interval(secs => seconds::double precision);
+    END IF;
+    GET DIAGNOSTICS deleted = ROW_COUNT;
+    RETURN deleted;
+END
+$$;
+
+-- One collection's expiry rules, at most batch_size buckets per rule (the
+-- TTL monitor calls it until it returns 0, each call its own transaction).
+CREATE FUNCTION tscoll._expire_collection(collection regclass, now timestamptz,
+                                          batch_size integer DEFAULT NULL) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections;
+    i tscoll.indexes;
+    total bigint := 0;
+BEGIN
+    SELECT * INTO c FROM tscoll.collections WHERE view = collection;
+    IF NOT FOUND THEN
+        RETURN 0;
+    END IF;
+    IF c.expire_after_seconds IS NOT NULL THEN
+        total := total + tscoll._expire(c, now, c.expire_after_seconds, NULL, batch_size);
+    END IF;
+    FOR i IN SELECT * FROM tscoll.indexes x
+              WHERE x.collection = c.view AND x.options ? 'expireAfterSeconds' LOOP
+        total := total + tscoll._expire(c, now, (i.options->>'expireAfterSeconds')::bigint,
+            tscoll._translate_index(tscoll._key_pairs(i.keys), i.options,
+                                    c.time_field, c.meta_field)->>'predicate', batch_size);
+    END LOOP;
+    RETURN total;
+END
+$$;
+
+-- The collections with any expiry rule.
+CREATE FUNCTION tscoll._expiring_collections() RETURNS SETOF regclass
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT c.view FROM tscoll.collections c
+ WHERE c.expire_after_seconds IS NOT NULL
+    OR EXISTS (SELECT FROM tscoll.indexes i
+                WHERE i.collection = c.view AND i.options ? 'expireAfterSeconds')
+ ORDER BY c.view::text
+$$;
+
+-- One collection's expiry as its owner (security-restricted): what the
+-- TTL monitor and run_ttl_pass() call. Callers need the owner's privileges.
+CREATE FUNCTION tscoll._expire_as_owner(collection regclass, now timestamptz,
+                                        batch_size integer DEFAULT NULL) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'tscoll_expire_as_owner' LANGUAGE C;
+CREATE FUNCTION tscoll.run_ttl_pass(now timestamptz DEFAULT now()) RETURNS bigint
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS
+$$
+-- only the caller's own collections (every one, for a superuser)
+SELECT coalesce(sum(tscoll._expire_as_owner(v, now)), 0)::bigint
+  FROM tscoll._expiring_collections() v
+ WHERE coalesce(tscoll._owns(v), false)
+$$;
+CREATE FUNCTION tscoll.ttl_status()
+    RETURNS TABLE (database name, last_pass_start timestamptz, last_pass_end timestamptz,
+                   buckets_deleted bigint, errors bigint, last_error text)
+    AS 'MODULE_PATHNAME', 'tscoll_ttl_status' LANGUAGE C STRICT;
+COMMENT ON FUNCTION tscoll.ttl_status() IS
+    'the TTL monitor''s last pass in each database: when, buckets deleted, errors';
+
+COMMENT ON FUNCTION tscoll.run_ttl_pass(timestamptz) IS
+    'one TTL pass over the caller''s collections in this database: the number of buckets deleted';
+
+-- The bucket catalog forgets a dropped collection (its counters too).
+CREATE FUNCTION tscoll._forget_bucket_table(bucket_table oid) RETURNS void
+    AS 'MODULE_PATHNAME', 'tscoll_forget_bucket_table' LANGUAGE C STRICT;
+
+CREATE FUNCTION tscoll._on_sql_drop() RETURNS event_trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    dropped record;
+    c tscoll.collections;
+BEGIN
+    FOR dropped IN
+        SELECT objid FROM pg_event_trigger_dropped_objects()
+         WHERE classid = 'pg_class'::regclass AND objsubid = 0
+    LOOP
+        FOR c IN DELETE FROM tscoll.collections
+                  WHERE view = dropped.objid OR bucket_table = dropped.objid RETURNING *
+        LOOP
+            IF EXISTS (SELECT FROM pg_class WHERE oid = c.view) THEN
+                EXECUTE format('DROP VIEW %s', c.view);
+            END IF;
+            IF EXISTS (SELECT FROM pg_class WHERE oid = c.bucket_table) THEN
+                EXECUTE format('DROP TABLE %s', c.bucket_table);
+            END IF;
+            PERFORM tscoll._forget_bucket_table(c.bucket_table);
+        END LOOP;
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER tscoll_sql_drop ON sql_drop EXECUTE FUNCTION tscoll._on_sql_drop();
+
+-- Renaming or moving the view renames or moves the bucket table with it;
+-- changing the view's owner changes the bucket table's. Anything that would
+-- make the two disagree otherwise is refused.
+CREATE FUNCTION tscoll._sync_with_view(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    v record;
+    b record;
+    expected text;
+BEGIN
+    SELECT relname, relnamespace, relowner INTO v FROM pg_class WHERE oid = c.view;
+    SELECT relname, relnamespace, relowner INTO b FROM pg_class WHERE oid = c.bucket_table;
+    expected := tscoll._bucket_table_name(v.relname);
+    IF octet_length(expected) > 63 THEN
+        RAISE EXCEPTION 'collection name "%" is too long', v.relname
+            USING ERRCODE = '42622',
+                  HINT = 'A collection name has at most 48 bytes, for its bucket table''s name.';
+    END IF;
+    IF b.relnamespace <> v.relnamespace THEN
+        EXECUTE format('ALTER TABLE %s SET SCHEMA %I', c.bucket_table,
+                       (SELECT nspname FROM pg_namespace WHERE oid = v.relnamespace));
+    END IF;
+    IF b.relname <> expected THEN
+        EXECUTE format('ALTER TABLE %s RENAME TO %I', c.bucket_table, expected);
+    END IF;
+    IF b.relowner <> v.relowner THEN
+        EXECUTE format('ALTER TABLE %s OWNER TO %I', c.bucket_table,
+                       (SELECT rolname FROM pg_roles WHERE oid = v.relowner));
+    END IF;
+END
+$$;
+
+-- The view's typed field columns, in their order.
+CREATE FUNCTION tscoll._typed_columns_of(c tscoll.collections) RETURNS text[]
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT coalesce(array_agg(attname::text ORDER BY attnum), '{}')
+  FROM pg_attribute
+ WHERE attrelid = c.view AND NOT attisdropped
+   AND attnum > (SELECT attnum FROM pg_attribute WHERE attrelid = c.view AND attname = 'doc')
+$$;
+
+-- The view's columns must still be named after the time and meta fields.
+CREATE FUNCTION tscoll._check_view_columns(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    expected text[] := CASE WHEN c.meta_field IS NULL THEN ARRAY[c.time_field, 'doc']
+                            ELSE ARRAY[c.time_field, c.meta_field, 'doc'] END;
+    actual text[];
+    typed text[] := tscoll._typed_columns_of(c);
+BEGIN
+    SELECT array_agg(attname::text ORDER BY attnum) INTO actual
+      FROM pg_attribute WHERE attrelid = c.view AND attnum > 0 AND NOT attisdropped;
+    -- The typed fields follow in the order they were added.
+    IF (SELECT array_agg(k ORDER BY k) FROM unnest(typed) k)
+           IS NOT DISTINCT FROM (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(c.fields) k) THEN
+        expected := expected || typed;
+    END IF;
+    IF actual IS DISTINCT FROM expected THEN
+        RAISE EXCEPTION 'cannot change the columns of time-series collection "%"', c.view
+            USING ERRCODE = '0A000',
+                  DETAIL = format('Its columns must be %s.', array_to_string(expected, ', ')),
+                  HINT = 'Rename fields inside doc with a new collection and INSERT ... SELECT.';
+    END IF;
+END
+$$;
+
+-- A direct change to the bucket table must leave it matching the view.
+CREATE FUNCTION tscoll._check_bucket_table(c tscoll.collections) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF EXISTS (SELECT FROM pg_class v, pg_class b
+                WHERE v.oid = c.view AND b.oid = c.bucket_table
+                  AND (b.relname <> tscoll._bucket_table_name(v.relname)
+                       OR b.relnamespace <> v.relnamespace)) THEN
+        RAISE EXCEPTION 'cannot rename or move the bucket table of time-series collection "%"', c.view
+            USING ERRCODE = '0A000',
+                  HINT = 'Rename or move the collection''s view; its bucket table follows.';
+    END IF;
+    IF EXISTS (SELECT FROM pg_class v, pg_class b
+                WHERE v.oid = c.view AND b.oid = c.bucket_table AND b.relowner <> v.relowner) THEN
+        RAISE EXCEPTION 'cannot change the owner of the bucket table of time-series collection "%"', c.view
+            USING ERRCODE = '0A000',
+                  HINT = 'Change the owner of the collection''s view; its bucket table follows.';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION tscoll._on_ddl_command_end() RETURNS event_trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    changed record;
+    c tscoll.collections;
+BEGIN
+    FOR changed IN
+        SELECT DISTINCT objid FROM pg_event_trigger_ddl_commands()
+         WHERE classid = 'pg_class'::regclass
+    LOOP
+        SELECT * INTO c FROM tscoll.collections
+         WHERE view = changed.objid OR bucket_table = changed.objid;
+        CONTINUE WHEN NOT FOUND;
+        IF changed.objid = c.view THEN
+            PERFORM tscoll._check_view_columns(c);
+            PERFORM tscoll._sync_with_view(c);
+        ELSE
+            PERFORM tscoll._check_bucket_table(c);
+        END IF;
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER tscoll_ddl_command_end ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE', 'ALTER VIEW', 'CREATE VIEW')
+    EXECUTE FUNCTION tscoll._on_ddl_command_end();
