@@ -492,9 +492,13 @@ void read_values(Reader &r, const std::vector<uint32_t> &positions,
                 }
             return;
         }
-        case Codec::ObjectIds: {
+        case Codec::ObjectIds:
+        case Codec::PackedObjectIds: {
             std::vector<ObjectId> ids;
-            codec::read_objectids(r, n, ids);
+            if (kind == Codec::ObjectIds)
+                codec::read_objectids(r, n, ids);
+            else
+                codec::read_packed_objectids(r, n, ids);
             add_kept(ids, [](const ObjectId &id) { return Value::objectid(id); });
             return;
         }

@@ -53,6 +53,7 @@ enum class Codec : uint8_t {
     PackedIntegerDeltas = 8,
     PackedDecimalDeltas = 9,
     PackedDates = 10,
+    PackedObjectIds = 11,
 };
 
 // Whether the codec byte `b` is one of numbers (what Codec::Scaled precedes).

@@ -158,8 +158,17 @@ void write_values(Writer &w, const std::vector<Value> &values) {
     auto ids = all_of_kind<ObjectId>(values, Value::Kind::ObjectId,
                                      [](const Value &v) { return v.as_objectid(); });
     if (!values.empty() && ids.size() == values.size()) {
-        w.byte(static_cast<uint8_t>(Codec::ObjectIds));
-        codec::write_objectids(w, ids);
+        ByteWriter deltas;
+        codec::write_objectids(deltas, ids);
+        std::string bytes = deltas.take();
+        std::optional<size_t> packed = codec::packed_objectids_size(ids);
+        if (packed && *packed < bytes.size()) {
+            w.byte(static_cast<uint8_t>(Codec::PackedObjectIds));
+            codec::write_packed_objectids(w, ids);
+        } else {
+            w.byte(static_cast<uint8_t>(Codec::ObjectIds));
+            w.bytes(bytes);
+        }
         return;
     }
     if (write_numbers(w, values))

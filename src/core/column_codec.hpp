@@ -101,5 +101,12 @@ void read_xor(ByteReader &r, uint64_t n, std::vector<double> &out);
 // they change (they are per process).
 void write_objectids(ByteWriter &w, const std::vector<ObjectId> &ids);
 void read_objectids(ByteReader &r, uint64_t n, std::vector<ObjectId> &out);
+// ObjectIds of one process (the middle five bytes shared, as a client or
+// tscoll generates them): the middle once, then the seconds and the
+// counters each as packed steps, so ids that count up by a fixed stride
+// take no bits. nullopt when the middles differ.
+std::optional<size_t> packed_objectids_size(const std::vector<ObjectId> &ids);
+void write_packed_objectids(ByteWriter &w, const std::vector<ObjectId> &ids);
+void read_packed_objectids(ByteReader &r, uint64_t n, std::vector<ObjectId> &out);
 
 }  // namespace tscoll::codec

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <random>
 
 #include "core/column_codec.hpp"
@@ -314,7 +316,96 @@ TEST(BucketData, PackedStepsHoldWalks) {
     w.varint(zigzag(int64_t{1} << 53));
     w.varint(zigzag(1));
     w.byte(0);
+    w.varint(0);
     EXPECT_TRUE(refused(w.take(), true));
+}
+
+// Steps outside the frame that holds most of them are listed apart: a gap
+// in the readings or a jump no longer widens every slot.
+TEST(BucketData, PackedStepsPatchOutliers) {
+    std::mt19937_64 rng(5);
+    auto round_trip = [](const std::vector<int64_t> &ks) {
+        std::optional<size_t> size = codec::packed_deltas_size(ks);
+        if (!size)
+            return std::optional<size_t>();
+        ByteWriter w;
+        codec::write_packed_deltas(w, ks);
+        std::string bytes = w.take();
+        EXPECT_EQ(bytes.size(), *size);
+        ByteReader r(bytes);
+        std::vector<int64_t> out;
+        codec::read_packed_deltas(r, ks.size(), out);
+        EXPECT_EQ(out, ks);
+        EXPECT_EQ(r.remaining(), 0u);
+        return size;
+    };
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+    std::vector<std::vector<int64_t>> cases = {
+        {}, {7}, {7, 7}, {0, kMax}, {0, kMax, 0}, {kMin, -1, kMin}, {kMin, 0},
+        {0, 100, 101, 102, 103},          // an outlier first
+        {0, 1, 2, 3, 1000},               // and last
+        {0, 1000, 0, 1000, 0, 1000, 0},   // all outliers of one frame
+    };
+    for (int c = 0; c < 200; c++) {
+        std::vector<int64_t> ks;
+        int64_t k = static_cast<int64_t>(rng() % 1000);
+        size_t n = 1 + rng() % 300;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t pick = rng() % 100;
+            int64_t step = pick < 3   ? static_cast<int64_t>(rng() % 2000000) - 1000000
+                           : pick < 4 ? static_cast<int64_t>(rng() >> 2) * (c % 2 ? 1 : -1)
+                                      : static_cast<int64_t>(rng() % 5) - 2;
+            k = static_cast<int64_t>(static_cast<uint64_t>(k) + static_cast<uint64_t>(step));
+            ks.push_back(k);
+        }
+        cases.push_back(ks);
+    }
+    for (const std::vector<int64_t> &ks : cases)
+        round_trip(ks);
+    EXPECT_FALSE(codec::packed_deltas_size({kMin, kMax}).has_value());  // a step beyond int64
+
+    // Steps of -2..2 take 3 bits each, a few jumps of a million included.
+    std::vector<int64_t> walk;
+    for (int64_t i = 0, k = 0; i < 1000; i++) {
+        k += i % 250 == 100 ? 1000000 : static_cast<int64_t>(rng() % 5) - 2;
+        walk.push_back(k);
+    }
+    EXPECT_LT(*round_trip(walk), 999u * 3 / 8 + 30);
+    // Times at 10 s with an hour missing: no bits per time, one exception.
+    std::vector<int64_t> times;
+    for (int64_t i = 0; i < 1000; i++)
+        times.push_back(i * 10000000 + (i >= 500 ? int64_t{3600000000} : 0));
+    EXPECT_LT(codec::packed_dates_size(times).value(), 24u);  // not 999 x 29 bits
+
+    // Lists a writer cannot have produced are refused.
+    auto refused = [](const std::string &bytes, uint64_t n) {
+        ByteReader r(bytes);
+        std::vector<int64_t> ks;
+        try {
+            codec::read_packed_deltas(r, n, ks);
+        } catch (const Error &e) {
+            return e.code() == ErrorCode::Corrupt;
+        }
+        return false;
+    };
+    auto payload = [](uint64_t exceptions, std::vector<uint64_t> gaps) {
+        ByteWriter w;
+        w.varint(0);  // first
+        w.varint(0);  // base
+        w.byte(0);    // width
+        w.varint(exceptions);
+        for (uint64_t gap : gaps) {
+            w.varint(gap);
+            w.varint(zigzag(1));
+        }
+        return w.take();
+    };
+    EXPECT_FALSE(refused(payload(2, {0, 1}), 4));
+    EXPECT_TRUE(refused(payload(4, {0, 0, 0, 0}), 4));  // more exceptions than steps
+    EXPECT_TRUE(refused(payload(1, {3}), 4));           // past the last step
+    EXPECT_TRUE(refused(payload(2, {1, 1}), 4));        // the second past it
+    EXPECT_TRUE(refused(payload(2, {0}), 4));           // a list cut short
 }
 
 // Display scales that a writer cannot have produced are refused.
@@ -596,15 +687,19 @@ TEST(BucketData, PackedDecimalsReadEachValueAlone) {
         {},
         {"1e300", "2e300"},  // exact integers beyond 2^53: XOR, not decimals
     };
+    // k = -+(2^52 - 1), 53 bits apart, then k anywhere between: steps
+    // spread wider than the values
+    columns[2] = {"-450359962737049.5", "450359962737049.5"};
+    std::mt19937_64 random(7);
     for (int i = 0; i < 20; i++) {
         for (const char *text : {"-0.01", "-7.25", "3.5", "0.75", "-100.125"})
             columns[1].push_back(text);
-        // k = -+(2^52 - 1), 53 bits apart
-        columns[2].push_back("-450359962737049.5");
-        columns[2].push_back("450359962737049.5");
+        // k = 10 m + 5 at scale 1: the reading m.5 (or -m.5)
+        int64_t m = static_cast<int64_t>(random() % 450359962737049);
+        columns[2].push_back((random() % 2 ? "-" : "") + std::to_string(m) + ".5");
     }
     for (int k = 0; k < 30; k++)
-        columns[3].push_back(std::to_string(k * 7 % 30) + "e-18");
+        columns[3].push_back(std::to_string(k * k * 7 % 30) + "e-18");
     for (const std::vector<std::string> &texts : columns) {
         BucketData data;
         for (size_t i = 0; i < texts.size(); i++) {

@@ -1,0 +1,147 @@
+// Decoding speed of the bucket data codecs: buckets of 1,000 measurements
+// whose one field holds a kind of column (each picks its codec), decoded
+// again and again, as values per second and bytes per value. Two decoders:
+// BucketData::decode builds every value (what SELECT * and tscoll.buckets()
+// pay); decode_float8 reads numbers as doubles (what aggregation and
+// filters on (doc->>'f')::float8 pay). Built by CMake (target codec_bench,
+// Release); run build/codec/codec_bench.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/bucket_data.hpp"
+#include "core/objectid.hpp"
+#include "core/value.hpp"
+
+using namespace tscoll;
+
+namespace {
+
+constexpr int kCount = 1000;
+
+struct Column {
+    const char *name;
+    std::function<Value(int, std::mt19937_64 &)> value;
+};
+
+// A bucket of kCount measurements: times 10 s apart, and "v" unless
+// column is null.
+std::string bucket_of(const Column *column) {
+    std::mt19937_64 rng(42);
+    BucketData data;
+    for (int i = 0; i < kCount; i++) {
+        Value m = Value::object();
+        m.add("t", Value::date(int64_t{1451606400000000} + i * int64_t{10000000}));
+        if (column)
+            m.add("v", column->value(i, rng));
+        data.append(m, 10);
+    }
+    return data.encode();
+}
+
+// The best of five rounds of `decode` of 0.2 s each, in values per second
+// (the best, because on a shared machine noise only slows a round down).
+double rate(const std::function<size_t()> &decode) {
+    using Clock = std::chrono::steady_clock;
+    double best = 0;
+    for (int round = 0; round < 5; round++) {
+        size_t values = 0;
+        Clock::time_point start = Clock::now();
+        double seconds = 0;
+        do {
+            values += decode();
+            seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        } while (seconds < 0.2);
+        best = std::max(best, static_cast<double>(values) / seconds);
+    }
+    return best;
+}
+
+// A step of TSBS's cpu walk (normal, sigma 1, clamped to [0, 100]).
+double walk_step(double value, std::mt19937_64 &rng) {
+    std::normal_distribution<double> step(0.0, 1.0);
+    return std::min(100.0, std::max(0.0, value + step(rng)));
+}
+
+}  // namespace
+
+int main() {
+    double walk = 50, decimal_walk = 50;
+    std::vector<Column> columns = {
+        {"integers, TSBS walk (packed steps)",
+         [&](int, std::mt19937_64 &rng) {
+             walk = walk_step(walk, rng);
+             return Value::number(std::to_string(static_cast<int64_t>(walk)));
+         }},
+        {"2 decimals, walk by up to 5 (packed decimal steps)",
+         [&](int, std::mt19937_64 &rng) {
+             decimal_walk = std::min(100.0, std::max(0.0, decimal_walk + (rng() % 1001) / 100.0 - 5));
+             char text[32];
+             std::snprintf(text, sizeof text, "%.2f", decimal_walk);
+             return Value::number(text);
+         }},
+        {"2 decimals, random in [0, 100) (packed decimals)",
+         [](int, std::mt19937_64 &rng) {
+             char text[32];
+             std::snprintf(text, sizeof text, "%.2f", (rng() % 10000) / 100.0);
+             return Value::number(text);
+         }},
+        {"integers, random int64 (integers)",
+         [](int, std::mt19937_64 &rng) {
+             return Value::number(std::to_string(static_cast<int64_t>(rng())));
+         }},
+        {"doubles, random (XOR)",
+         [](int, std::mt19937_64 &rng) {
+             char text[40];
+             std::snprintf(text, sizeof text, "%.17g",
+                           std::uniform_real_distribution<double>(0, 1)(rng));
+             return Value::number(text);
+         }},
+        {"dates, regular (packed dates)",
+         [](int i, std::mt19937_64 &) { return Value::date(int64_t{1451606400000000} + i * int64_t{1000000}); }},
+        {"dates, jittered (dates)",
+         [](int i, std::mt19937_64 &rng) {
+             return Value::date(int64_t{1451606400000000} + i * int64_t{1000000} +
+                                static_cast<int64_t>(rng() % 1000000));
+         }},
+        {"ObjectIds of one process, one in 100 of its ids (packed ObjectIds)",
+         [](int, std::mt19937_64 &) {
+             ObjectId id;
+             for (int skip = 0; skip < 100; skip++)
+                 id = ObjectId::generate(1451606400);
+             return Value::objectid(id);
+         }},
+        {"ObjectIds, random (ObjectIds)",
+         [](int, std::mt19937_64 &rng) {
+             ObjectId id;
+             for (uint8_t &b : id.bytes)
+                 b = static_cast<uint8_t>(rng());
+             return Value::objectid(id);
+         }},
+        {"strings of 8 (tagged)",
+         [](int, std::mt19937_64 &rng) { return Value::string("host_" + std::to_string(rng() % 8)); }},
+    };
+    std::printf("| column | bytes/value | decode, values/s | decode_float8, values/s |\n");
+    std::printf("|---|---|---|---|\n");
+    std::string times_only = bucket_of(nullptr);
+    for (const Column &column : columns) {
+        std::string bytes = bucket_of(&column);
+        double per_value = static_cast<double>(bytes.size() - times_only.size()) / kCount;
+        double full = rate([&] { return BucketData::decode(bytes).measurements().size(); });
+        volatile double sink = 0;
+        double float8 = rate([&] {
+            Float8Columns f = BucketData::decode_float8(bytes, "t", {"v"});
+            const Float8Column &c = f.fields[0];
+            double sum = 0;
+            for (size_t i = 0; i < c.size(); i++)
+                sum += c.number(i);  // packed decimals decode here
+            sink = sink + sum;
+            return f.times.size();
+        });
+        std::printf("| %s | %.2f | %.3g | %.3g |\n", column.name, per_value, full, float8);
+    }
+}
