@@ -1,6 +1,7 @@
 // Decoding speed of the bucket data codecs: buckets of 1,000 measurements
 // whose one field holds a kind of column (each picks its codec), decoded
-// again and again, as values per second and bytes per value. Two decoders:
+// again and again (and encoded again), as values per second and bytes per
+// value. Two decoders:
 // BucketData::decode builds every value (what SELECT * and tscoll.buckets()
 // pay); decode_float8 reads numbers as doubles (what aggregation and
 // filters on (doc->>'f')::float8 pay). Built by CMake (target codec_bench,
@@ -79,7 +80,8 @@ int main() {
          }},
         {"2 decimals, walk by up to 5 (packed decimal steps)",
          [&](int, std::mt19937_64 &rng) {
-             decimal_walk = std::min(100.0, std::max(0.0, decimal_walk + (rng() % 1001) / 100.0 - 5));
+             decimal_walk =
+                 std::min(100.0, std::max(0.0, decimal_walk + (rng() % 1001) / 100.0 - 5));
              char text[32];
              std::snprintf(text, sizeof text, "%.2f", decimal_walk);
              return Value::number(text);
@@ -102,7 +104,9 @@ int main() {
              return Value::number(text);
          }},
         {"dates, regular (packed dates)",
-         [](int i, std::mt19937_64 &) { return Value::date(int64_t{1451606400000000} + i * int64_t{1000000}); }},
+         [](int i, std::mt19937_64 &) {
+             return Value::date(int64_t{1451606400000000} + i * int64_t{1000000});
+         }},
         {"dates, jittered (dates)",
          [](int i, std::mt19937_64 &rng) {
              return Value::date(int64_t{1451606400000000} + i * int64_t{1000000} +
@@ -123,14 +127,20 @@ int main() {
              return Value::objectid(id);
          }},
         {"strings of 8 (tagged)",
-         [](int, std::mt19937_64 &rng) { return Value::string("host_" + std::to_string(rng() % 8)); }},
+         [](int, std::mt19937_64 &rng) {
+             return Value::string("host_" + std::to_string(rng() % 8));
+         }},
     };
-    std::printf("| column | bytes/value | decode, values/s | decode_float8, values/s |\n");
-    std::printf("|---|---|---|---|\n");
+    std::printf(
+        "| column | bytes/value | encode, values/s | decode, values/s | decode_float8, values/s "
+        "|\n");
+    std::printf("|---|---|---|---|---|\n");
     std::string times_only = bucket_of(nullptr);
     for (const Column &column : columns) {
         std::string bytes = bucket_of(&column);
         double per_value = static_cast<double>(bytes.size() - times_only.size()) / kCount;
+        BucketData decoded = BucketData::decode(bytes);
+        double encode = rate([&] { return decoded.encode().size() * 0 + kCount; });
         double full = rate([&] { return BucketData::decode(bytes).measurements().size(); });
         volatile double sink = 0;
         double float8 = rate([&] {
@@ -142,6 +152,7 @@ int main() {
             sink = sink + sum;
             return f.times.size();
         });
-        std::printf("| %s | %.2f | %.3g | %.3g |\n", column.name, per_value, full, float8);
+        std::printf("| %s | %.2f | %.3g | %.3g | %.3g |\n", column.name, per_value, encode, full,
+                    float8);
     }
 }

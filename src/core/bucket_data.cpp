@@ -66,11 +66,13 @@ void write_decimals(Writer &w, const std::vector<double> &doubles, uint8_t scale
     std::vector<int64_t> ks = codec::scaled_ks(doubles, scale);
     size_t deltas = codec::varint_deltas_size(ks);
     size_t frame_size = codec::packed_frame_size(ks);
-    std::optional<size_t> steps = codec::packed_deltas_size(ks);
+    std::optional<std::string> steps = codec::packed_steps(ks);
     bool frame = frame_size <= deltas;
-    if (steps && *steps < deltas && (!frame || *steps < frame_size - frame_size / 8)) {
+    if (steps && steps->size() < deltas &&
+        (!frame || steps->size() < frame_size - frame_size / 8)) {
         w.byte(static_cast<uint8_t>(Codec::PackedDecimalDeltas));
-        codec::write_packed_decimal_deltas(w, doubles, scale);
+        w.byte(scale);
+        w.bytes(*steps);
     } else if (frame) {
         w.byte(static_cast<uint8_t>(Codec::PackedDecimals));
         codec::write_packed_decimals(w, doubles, scale);
@@ -113,10 +115,10 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
     }
     if (all_integers) {
         // Packed steps where they are smaller than varint steps.
-        std::optional<size_t> packed = codec::packed_deltas_size(integers);
-        if (packed && *packed < codec::varint_deltas_size(integers)) {
+        std::optional<std::string> packed = codec::packed_steps(integers);
+        if (packed && packed->size() < codec::varint_deltas_size(integers)) {
             w.byte(static_cast<uint8_t>(Codec::PackedIntegerDeltas));
-            codec::write_packed_deltas(w, integers);
+            w.bytes(*packed);
         } else {
             w.byte(static_cast<uint8_t>(Codec::Integers));
             codec::write_integers(w, integers);
@@ -145,10 +147,10 @@ void write_values(Writer &w, const std::vector<Value> &values) {
     auto dates =
         all_of_kind<int64_t>(values, Value::Kind::Date, [](const Value &v) { return v.as_date(); });
     if (!values.empty() && dates.size() == values.size()) {
-        std::optional<size_t> packed = codec::packed_dates_size(dates);
-        if (packed && *packed < codec::dates_size(dates)) {
+        std::optional<std::string> packed = codec::packed_dates(dates);
+        if (packed && packed->size() < codec::dates_size(dates)) {
             w.byte(static_cast<uint8_t>(Codec::PackedDates));
-            codec::write_packed_dates(w, dates);
+            w.bytes(*packed);
         } else {
             w.byte(static_cast<uint8_t>(Codec::Dates));
             codec::write_dates(w, dates);
@@ -161,10 +163,10 @@ void write_values(Writer &w, const std::vector<Value> &values) {
         ByteWriter deltas;
         codec::write_objectids(deltas, ids);
         std::string bytes = deltas.take();
-        std::optional<size_t> packed = codec::packed_objectids_size(ids);
-        if (packed && *packed < bytes.size()) {
+        std::optional<std::string> packed = codec::packed_objectids(ids);
+        if (packed && packed->size() < bytes.size()) {
             w.byte(static_cast<uint8_t>(Codec::PackedObjectIds));
-            codec::write_packed_objectids(w, ids);
+            w.bytes(*packed);
         } else {
             w.byte(static_cast<uint8_t>(Codec::ObjectIds));
             w.bytes(bytes);

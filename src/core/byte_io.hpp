@@ -22,6 +22,14 @@ inline int64_t unzigzag(uint64_t v) {
     return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
+// The bytes ByteWriter::varint writes for v.
+inline size_t varint_size(uint64_t v) {
+    size_t size = 1;
+    for (; v >= 0x80; v >>= 7)
+        size++;
+    return size;
+}
+
 // a - b and a + b without signed overflow: deltas wrap, as they are only
 // ever added back.
 inline int64_t wrapping_sub(int64_t a, int64_t b) {

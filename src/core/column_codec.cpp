@@ -147,13 +147,6 @@ std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale
 
 namespace {
 
-size_t varint_size(uint64_t v) {
-    size_t size = 1;
-    for (; v >= 0x80; v >>= 7)
-        size++;
-    return size;
-}
-
 unsigned bit_width(uint64_t v) {
     return v == 0 ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(v));
 }
@@ -214,93 +207,6 @@ PackedDecimals read_packed_decimals(ByteReader &r, uint64_t n) {
     return p;
 }
 
-namespace {
-
-constexpr unsigned kMaxDeltaWidth = 56;  // a word load at any bit offset holds it
-
-// How packed steps store a column: each step less `base` in `width` bits,
-// except the steps outside [base, base + 2^width), which are listed apart
-// (their slots hold 0). A few wide steps (a gap in the readings, a jump)
-// then no longer widen every slot.
-struct StepPlan {
-    int64_t base = 0;
-    unsigned width = 0;
-    std::vector<std::pair<uint64_t, int64_t>> exceptions;  // (step index, step)
-};
-
-// The steps k[i] - k[i-1]; nullopt when one leaves int64.
-std::optional<std::vector<int64_t>> steps_of(const std::vector<int64_t> &ks) {
-    std::vector<int64_t> steps;
-    steps.reserve(ks.empty() ? 0 : ks.size() - 1);
-    for (size_t i = 1; i < ks.size(); i++) {
-        __int128 step = static_cast<__int128>(ks[i]) - ks[i - 1];
-        if (step < std::numeric_limits<int64_t>::min() || step > std::numeric_limits<int64_t>::max())
-            return std::nullopt;
-        steps.push_back(static_cast<int64_t>(step));
-    }
-    return steps;
-}
-
-bool in_frame(int64_t step, int64_t base, unsigned width) {
-    auto offset = static_cast<unsigned __int128>(static_cast<__int128>(step) - base);
-    return static_cast<__int128>(step) >= base && offset >> width == 0;
-}
-
-// The exact size of the payload after the first value for a base and width.
-size_t plan_size(const std::vector<int64_t> &steps, int64_t base, unsigned width) {
-    size_t exceptions = 0, size = 0;
-    uint64_t previous = 0;
-    for (size_t i = 0; i < steps.size(); i++) {
-        if (in_frame(steps[i], base, width))
-            continue;
-        size += varint_size(i - previous) + varint_size(zigzag(steps[i]));
-        previous = i + 1;
-        exceptions++;
-    }
-    return varint_size(zigzag(base)) + 1 + varint_size(exceptions) +
-           (steps.size() * width + 7) / 8 + size;
-}
-
-// For each width, the base whose frame holds the most steps; the smallest
-// plan wins (the narrowest among equals).
-std::optional<StepPlan> plan_steps(const std::vector<int64_t> &ks) {
-    std::optional<std::vector<int64_t>> steps = steps_of(ks);
-    if (!steps)
-        return std::nullopt;
-    StepPlan plan;
-    if (steps->empty())
-        return plan;
-    std::vector<int64_t> sorted(*steps);
-    std::sort(sorted.begin(), sorted.end());
-    std::optional<size_t> best;
-    for (unsigned width = 0; width <= kMaxDeltaWidth; width++) {
-        size_t most = 0, from = 0;
-        for (size_t i = 0, j = 0; i < sorted.size(); i++) {
-            j = std::max(j, i);
-            while (j < sorted.size() && in_frame(sorted[j], sorted[i], width))
-                j++;
-            if (j - i > most) {
-                most = j - i;
-                from = i;
-            }
-        }
-        size_t size = plan_size(*steps, sorted[from], width);
-        if (!best || size < *best) {
-            best = size;
-            plan.base = sorted[from];
-            plan.width = width;
-        }
-        if (most == sorted.size())
-            break;  // wider frames only cost more
-    }
-    for (size_t i = 0; i < steps->size(); i++)
-        if (!in_frame((*steps)[i], plan.base, plan.width))
-            plan.exceptions.emplace_back(i, (*steps)[i]);
-    return plan;
-}
-
-}  // namespace
-
 size_t varint_deltas_size(const std::vector<int64_t> &ks) {
     size_t size = 0;
     int64_t previous = 0;
@@ -309,85 +215,6 @@ size_t varint_deltas_size(const std::vector<int64_t> &ks) {
         previous = k;
     }
     return size;
-}
-
-std::optional<size_t> packed_deltas_size(const std::vector<int64_t> &ks) {
-    std::optional<StepPlan> plan = plan_steps(ks);
-    if (!plan || ks.empty())
-        return std::nullopt;
-    std::vector<int64_t> steps = *steps_of(ks);
-    return varint_size(zigzag(ks[0])) + plan_size(steps, plan->base, plan->width);
-}
-
-void write_packed_deltas(ByteWriter &w, const std::vector<int64_t> &ks) {
-    StepPlan plan = *plan_steps(ks);
-    w.varint(zigzag(ks.empty() ? 0 : ks[0]));
-    w.varint(zigzag(plan.base));
-    w.byte(static_cast<uint8_t>(plan.width));
-    w.varint(plan.exceptions.size());
-    std::string bits(ks.empty() ? 0 : ((ks.size() - 1) * plan.width + 7) / 8, '\0');
-    auto exception = plan.exceptions.begin();
-    for (size_t i = 1; i < ks.size(); i++) {
-        uint64_t bit = (i - 1) * plan.width;
-        if (exception != plan.exceptions.end() && exception->first == i - 1) {
-            ++exception;
-            continue;
-        }
-        uint64_t offset = static_cast<uint64_t>(ks[i]) - static_cast<uint64_t>(ks[i - 1]) -
-                          static_cast<uint64_t>(plan.base);
-        for (unsigned b = 0; b < plan.width; b++, bit++)
-            if (offset >> b & 1)
-                bits[bit / 8] = static_cast<char>(bits[bit / 8] | 1 << (bit % 8));
-    }
-    w.bytes(bits);
-    uint64_t previous = 0;
-    for (auto [index, step] : plan.exceptions) {
-        w.varint(index - previous);
-        w.varint(zigzag(step));
-        previous = index + 1;
-    }
-}
-
-void read_packed_deltas(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
-    if (n == 0)
-        return;
-    auto first = static_cast<uint64_t>(unzigzag(r.varint()));
-    uint64_t base = static_cast<uint64_t>(unzigzag(r.varint()));
-    unsigned width = r.byte();
-    uint64_t exceptions = r.varint();
-    // Each exception takes at least two bytes: the list is bounded by the
-    // input as the steps are by the bucket's count.
-    if (width > kMaxDeltaWidth || exceptions > n - 1 || exceptions > r.remaining() / 2)
-        corrupt("packed deltas out of range");
-    // n is at most the bucket's count, which the reader bounds by the size
-    // of the data (as for packed decimals of width 0).
-    std::string bits(r.bytes(((n - 1) * width + 7) / 8));
-    bits.append(sizeof(uint64_t), '\0');
-    std::vector<std::pair<uint64_t, uint64_t>> patches(exceptions);
-    for (uint64_t e = 0, index = 0; e < exceptions; e++, index++) {
-        uint64_t gap = r.varint();
-        if (gap >= n - 1 - index)
-            corrupt("packed deltas exception out of range");
-        index += gap;
-        patches[e] = {index + 1, static_cast<uint64_t>(unzigzag(r.varint()))};
-    }
-    // The steps, patched, then their running sum: two tight loops.
-    uint64_t mask = (uint64_t{1} << width) - 1;
-    int64_t *to = grown(out, n);
-    auto *steps = reinterpret_cast<uint64_t *>(to);
-    steps[0] = first;
-    for (uint64_t i = 1, bit = 0; i < n; i++, bit += width) {
-        uint64_t word;
-        std::memcpy(&word, bits.data() + bit / 8, sizeof word);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        word = __builtin_bswap64(word);
-#endif
-        steps[i] = base + ((word >> (bit % 8)) & mask);
-    }
-    for (auto [index, step] : patches)
-        steps[index] = step;
-    for (uint64_t i = 1; i < n; i++)
-        steps[i] += steps[i - 1];
 }
 
 namespace {
@@ -414,18 +241,16 @@ size_t dates_size(const std::vector<int64_t> &dates) {
     return size;
 }
 
-std::optional<size_t> packed_dates_size(const std::vector<int64_t> &dates) {
+std::optional<std::string> packed_dates(const std::vector<int64_t> &dates) {
     if (dates.size() < 2)
         return std::nullopt;
-    std::optional<size_t> deltas = packed_deltas_size(deltas_of(dates));
+    std::optional<std::string> deltas = packed_steps(deltas_of(dates));
     if (!deltas)
         return std::nullopt;
-    return varint_size(zigzag(dates[0])) + *deltas;
-}
-
-void write_packed_dates(ByteWriter &w, const std::vector<int64_t> &dates) {
+    ByteWriter w;
     w.varint(zigzag(dates[0]));
-    write_packed_deltas(w, deltas_of(dates));
+    w.bytes(*deltas);
+    return w.take();
 }
 
 void read_packed_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
@@ -438,11 +263,6 @@ void read_packed_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out) {
     *to++ = date;
     for (int64_t delta : deltas)
         *to++ = date = wrapping_add(date, delta);
-}
-
-void write_packed_decimal_deltas(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
-    w.byte(scale);
-    write_packed_deltas(w, scaled_ks(doubles, scale));
 }
 
 void read_packed_decimal_deltas(ByteReader &r, uint64_t n, std::vector<double> &out) {
@@ -675,17 +495,14 @@ std::vector<int64_t> id_parts(const std::vector<ObjectId> &ids, size_t from, siz
 
 }  // namespace
 
-std::optional<size_t> packed_objectids_size(const std::vector<ObjectId> &ids) {
+std::optional<std::string> packed_objectids(const std::vector<ObjectId> &ids) {
     if (ids.empty() || !one_middle(ids))
         return std::nullopt;
-    return kMiddle + *packed_deltas_size(id_parts(ids, 0, 4)) +
-           *packed_deltas_size(id_parts(ids, 9, 3));
-}
-
-void write_packed_objectids(ByteWriter &w, const std::vector<ObjectId> &ids) {
+    ByteWriter w;
     w.bytes(std::string_view(reinterpret_cast<const char *>(ids[0].bytes.data() + 4), kMiddle));
-    write_packed_deltas(w, id_parts(ids, 0, 4));
-    write_packed_deltas(w, id_parts(ids, 9, 3));
+    w.bytes(*packed_steps(id_parts(ids, 0, 4)));
+    w.bytes(*packed_steps(id_parts(ids, 9, 3)));
+    return w.take();
 }
 
 void read_packed_objectids(ByteReader &r, uint64_t n, std::vector<ObjectId> &out) {

@@ -13,6 +13,7 @@
 
 #include "core/byte_io.hpp"
 #include "core/objectid.hpp"
+#include "core/packed_steps.hpp"
 
 namespace tscoll::codec {
 
@@ -24,12 +25,11 @@ constexpr double kMaxExactInteger = 9007199254740992.0;
 void write_dates(ByteWriter &w, const std::vector<int64_t> &dates);
 void read_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
 
-// Times as packed steps (write_packed_deltas) of their deltas: readings at
-// a regular interval take no bits. The size, or nullopt when fewer than
-// two or the deltas' steps do not pack.
-std::optional<size_t> packed_dates_size(const std::vector<int64_t> &dates);
+// Times as packed steps of their deltas: readings at a regular interval
+// take no bits. The bytes, or nullopt when fewer than two or the deltas'
+// steps do not pack.
+std::optional<std::string> packed_dates(const std::vector<int64_t> &dates);
 size_t dates_size(const std::vector<int64_t> &dates);  // of write_dates
-void write_packed_dates(ByteWriter &w, const std::vector<int64_t> &dates);
 void read_packed_dates(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
 
 // Integers: deltas as zigzag varints.
@@ -76,18 +76,8 @@ size_t packed_frame_size(const std::vector<int64_t> &ks);
 void write_packed_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
 PackedDecimals read_packed_decimals(ByteReader &r, uint64_t n);
 
-// Integers, or decimals as their k at a scale, that move by small steps:
-// the first, then each step (k[i] - k[i-1]) less the least step, in a fixed
-// number of bits. Readings that walk take a few bits each where their
-// whole range (frame of reference) takes many; they decode in order only.
-// The size of the packing, or nullopt when it cannot hold the values (a
-// step beyond int64, or steps spread over more than 56 bits).
-std::optional<size_t> packed_deltas_size(const std::vector<int64_t> &ks);
-void write_packed_deltas(ByteWriter &w, const std::vector<int64_t> &ks);
-void read_packed_deltas(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
-// The same for decimals: the scale, then the packed k.
+// Decimals as packed steps: the scale, then packed_steps of their k.
 std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale);
-void write_packed_decimal_deltas(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
 void read_packed_decimal_deltas(ByteReader &r, uint64_t n, std::vector<double> &out);
 // The size of the varint deltas write_integers (and write_decimals, less
 // its scale byte) writes for ks.
@@ -105,8 +95,7 @@ void read_objectids(ByteReader &r, uint64_t n, std::vector<ObjectId> &out);
 // tscoll generates them): the middle once, then the seconds and the
 // counters each as packed steps, so ids that count up by a fixed stride
 // take no bits. nullopt when the middles differ.
-std::optional<size_t> packed_objectids_size(const std::vector<ObjectId> &ids);
-void write_packed_objectids(ByteWriter &w, const std::vector<ObjectId> &ids);
+std::optional<std::string> packed_objectids(const std::vector<ObjectId> &ids);
 void read_packed_objectids(ByteReader &r, uint64_t n, std::vector<ObjectId> &out);
 
 }  // namespace tscoll::codec

@@ -320,32 +320,88 @@ TEST(BucketData, PackedStepsHoldWalks) {
     EXPECT_TRUE(refused(w.take(), true));
 }
 
+// Steps that are few and unevenly common (TSBS's integer walk: 0 in 3 of 8,
+// +-1 in 1 of 4 each, +-2 rarely) take a prefix code: about their entropy
+// (2.2 bits), not the 3 bits of their frame.
+TEST(BucketData, PackedStepsCodeUnevenSteps) {
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::vector<int64_t> walk;
+    double value = 50;
+    for (int i = 0; i < 1000; i++) {
+        value = std::clamp(value + normal(rng), 0.0, 100.0);
+        walk.push_back(static_cast<int64_t>(value));
+    }
+    std::string bytes = codec::packed_steps(walk).value();
+    EXPECT_LT(bytes.size(), 999u * 24 / 80 + 20);
+    ByteReader r(bytes);
+    std::vector<int64_t> out = {-1};  // appended to
+    codec::read_packed_deltas(r, walk.size(), out);
+    EXPECT_EQ(std::vector<int64_t>(out.begin() + 1, out.end()), walk);
+    EXPECT_EQ(r.remaining(), 0u);
+
+    // Codes a writer cannot have produced are refused: payload of 5 values
+    // (4 steps) in a frame of width 2, lengths for symbols 0..3.
+    auto refused = [](std::vector<uint8_t> lengths, std::string stream, uint64_t bytes) {
+        ByteWriter w;
+        w.varint(0);       // first
+        w.varint(0);       // base
+        w.byte(0x80 | 2);  // coded, width 2
+        w.varint(0);       // no exceptions
+        w.byte(static_cast<uint8_t>(lengths[0] | lengths[1] << 4));
+        w.byte(static_cast<uint8_t>(lengths[2] | lengths[3] << 4));
+        w.varint(bytes);
+        w.bytes(stream);
+        std::string payload = w.take();
+        ByteReader r(payload);
+        std::vector<int64_t> ks;
+        try {
+            codec::read_packed_deltas(r, 5, ks);
+        } catch (const Error &e) {
+            return e.code() == ErrorCode::Corrupt;
+        }
+        return false;
+    };
+    // symbols 0 '0', 1 '10', 2 '11' (read least significant bit first)
+    EXPECT_FALSE(refused({1, 2, 2, 0}, std::string("\x00", 1), 1));  // 0 0 0 0
+    EXPECT_FALSE(refused({1, 2, 2, 0}, std::string("\xFF", 1), 1));  // 2 2 2 2
+    EXPECT_TRUE(refused({1, 1, 1, 0}, std::string("\x00", 1), 1));   // over-subscribed
+    EXPECT_TRUE(refused({1, 9, 2, 0}, std::string("\x00", 1), 1));   // too long a code
+    EXPECT_TRUE(refused({1, 0, 0, 0}, std::string("\x02", 1), 1));   // '1' is no code
+    EXPECT_TRUE(refused({1, 2, 2, 0}, std::string("\xFF", 1), 0));   // no stream
+    EXPECT_FALSE(refused({2, 2, 2, 2}, std::string("\xFF", 1), 1));  // 3 3 3 3
+    EXPECT_TRUE(refused({1, 3, 3, 2}, std::string("\xFF", 1), 1));   // 2 2 1 0: 10 bits
+    EXPECT_TRUE(refused({1, 2, 2, 0}, std::string("\xFF", 1), 2));   // past the input
+}
+
 // Steps outside the frame that holds most of them are listed apart: a gap
 // in the readings or a jump no longer widens every slot.
 TEST(BucketData, PackedStepsPatchOutliers) {
     std::mt19937_64 rng(5);
     auto round_trip = [](const std::vector<int64_t> &ks) {
-        std::optional<size_t> size = codec::packed_deltas_size(ks);
-        if (!size)
+        std::optional<std::string> bytes = codec::packed_steps(ks);
+        if (!bytes)
             return std::optional<size_t>();
-        ByteWriter w;
-        codec::write_packed_deltas(w, ks);
-        std::string bytes = w.take();
-        EXPECT_EQ(bytes.size(), *size);
-        ByteReader r(bytes);
+        ByteReader r(*bytes);
         std::vector<int64_t> out;
         codec::read_packed_deltas(r, ks.size(), out);
         EXPECT_EQ(out, ks);
         EXPECT_EQ(r.remaining(), 0u);
-        return size;
+        return std::optional<size_t>(bytes->size());
     };
     constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
     constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
     std::vector<std::vector<int64_t>> cases = {
-        {}, {7}, {7, 7}, {0, kMax}, {0, kMax, 0}, {kMin, -1, kMin}, {kMin, 0},
-        {0, 100, 101, 102, 103},          // an outlier first
-        {0, 1, 2, 3, 1000},               // and last
-        {0, 1000, 0, 1000, 0, 1000, 0},   // all outliers of one frame
+        {},
+        {7},
+        {7, 7},
+        {0, kMax},
+        {0, kMax, 0},
+        {kMin, -1, kMin},
+        {kMin, 0},
+        {0, 100, 101, 102, 103},         // an outlier first
+        {0, 1, 2, 3, 1000},              // and last
+        {0, 1000, 0, 1000, 0, 1000, 0},  // all outliers of one frame
     };
     for (int c = 0; c < 200; c++) {
         std::vector<int64_t> ks;
@@ -363,7 +419,7 @@ TEST(BucketData, PackedStepsPatchOutliers) {
     }
     for (const std::vector<int64_t> &ks : cases)
         round_trip(ks);
-    EXPECT_FALSE(codec::packed_deltas_size({kMin, kMax}).has_value());  // a step beyond int64
+    EXPECT_FALSE(codec::packed_steps({kMin, kMax}).has_value());  // a step beyond int64
 
     // Steps of -2..2 take 3 bits each, a few jumps of a million included.
     std::vector<int64_t> walk;
@@ -376,7 +432,7 @@ TEST(BucketData, PackedStepsPatchOutliers) {
     std::vector<int64_t> times;
     for (int64_t i = 0; i < 1000; i++)
         times.push_back(i * 10000000 + (i >= 500 ? int64_t{3600000000} : 0));
-    EXPECT_LT(codec::packed_dates_size(times).value(), 24u);  // not 999 x 29 bits
+    EXPECT_LT(codec::packed_dates(times).value().size(), 24u);  // not 999 x 29 bits
 
     // Lists a writer cannot have produced are refused.
     auto refused = [](const std::string &bytes, uint64_t n) {
