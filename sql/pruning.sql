@@ -526,7 +526,7 @@ EXPLAIN (COSTS OFF) SELECT min(t), count(*) FROM p;
 SELECT setseed(0.5);
 SELECT tscoll.create_collection('wide', 't', 'm');
 INSERT INTO wide SELECT '2024-01-01'::timestamptz + i * interval '1 second',
-                        jsonb_build_object('h', i % 4), jsonb_build_object('v', random())
+                        jsonb_build_object('h', i % 4), jsonb_build_object('v', random(), 'w', random())
                    FROM generate_series(1, 40000) i;
 SELECT pg_relation_size(oid) < 16 * 8192 AS small_heap,
        pg_relation_size(oid) + pg_relation_size(reltoastrelid) >= 48 * 8192 AS large_with_toast
