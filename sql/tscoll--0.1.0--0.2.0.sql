@@ -712,11 +712,14 @@ COMMENT ON FUNCTION tscoll.fold_tails(regclass) IS
 
 -- The views of existing collections keep their columns; their rules become
 -- 0.2.0's (a meta update and a bucket delete the rules can do themselves).
+-- A catalog row whose view is gone (dropped with event triggers off) has
+-- none to give rules to.
 DO $$
 DECLARE
     c tscoll.collections;
 BEGIN
-    FOR c IN SELECT * FROM tscoll.collections LOOP
+    FOR c IN SELECT * FROM tscoll.collections x
+              WHERE EXISTS (SELECT FROM pg_catalog.pg_class r WHERE r.oid = x.view) LOOP
         EXECUTE pg_catalog.format('DROP RULE IF EXISTS untranslated_delete ON %s', c.view);
         IF c.meta_field IS NOT NULL THEN
             EXECUTE pg_catalog.format('DROP RULE IF EXISTS untranslated_update ON %s', c.view);

@@ -332,6 +332,9 @@ void read_coded(ByteReader &r, unsigned width, uint64_t m, uint64_t base, uint64
     std::string bits = padded(r, bytes);
     uint64_t bit = 0;
     for (uint64_t i = 0; i < m; i++) {
+        // A step takes up to 8 bits: the stream must not be read past.
+        if (bit >= bytes * 8)
+            corrupt("packed deltas code stream too short");
         Entry e = table[word_at(bits, bit) & (table.size() - 1)];
         if (e.length == 0)
             corrupt("packed deltas code unknown");

@@ -23,7 +23,31 @@ for db in upgrade_old upgrade_new; do "$BIN/dropdb" "${CONN[@]}" --if-exists "$d
 psql_in upgrade_old -f "$FIXTURES/database-0.1.0.sql" >/dev/null
 psql_in upgrade_new -c "CREATE EXTENSION tscoll"
 before=$(psql_in upgrade_old -c "SELECT extversion FROM pg_extension WHERE extname = 'tscoll'")
+
+# Before the update, the new library under 0.1.0's SQL: a C function whose
+# arguments changed refuses its old declaration instead of reading past it.
+check upgrade_old_declaration_refused "$(psql_in upgrade_old <<'SQL'
+CREATE FUNCTION pg_temp.refused() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM tscoll._remove_measurements(_id, min_time, data, ARRAY[1]::bigint[], 'ts')
+       FROM "system.buckets.weather" LIMIT 1;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN CASE WHEN SQLSTATE = '55000' THEN 't' ELSE SQLSTATE || ' ' || SQLERRM END;
+END
+$$;
+SELECT pg_temp.refused();
+SQL
+)"
+# A catalog row whose view was dropped with event triggers off does not
+# stop the update.
+psql_in upgrade_old <<'SQL'
+SELECT tscoll.create_collection('orphan', 't') \g /dev/null
+SET session_replication_role = replica;
+DROP VIEW orphan;
+SQL
 psql_in upgrade_old -c "ALTER EXTENSION tscoll UPDATE"
+psql_in upgrade_old -c "DELETE FROM tscoll.collections WHERE view::oid NOT IN (SELECT oid FROM pg_class)"
 check upgrade_version "$(psql_in upgrade_old -c "SELECT '$before' = '0.1.0' AND extversion = '0.2.0'
     FROM pg_extension WHERE extname = 'tscoll'")"
 
@@ -71,6 +95,43 @@ if [ "$updated" = "$fresh" ]; then
     check upgrade_same_objects t
 else
     check upgrade_same_objects "differs from CREATE EXTENSION: $(diff <(echo "$fresh") <(echo "$updated") |
+        grep '^[<>]' | cut -c1-160 | head -n 6 | tr '\n' ' ')"
+fi
+
+# The old collections' views, rules, triggers and comments are what
+# create_collection makes for them now.
+psql_in upgrade_new <<'SQL'
+SELECT tscoll.create_collection('weather', 'ts', 'sensor', granularity => 'minutes',
+                                expire_after_seconds => 315360000) \g /dev/null
+SELECT tscoll.create_collection_from_options('fixed', '{"timeseries": {"timeField": "t",
+    "metaField": "m", "bucketMaxSpanSeconds": 600, "bucketRoundingSeconds": 600}}') \g /dev/null
+SELECT tscoll.create_collection('nometa', 't') \g /dev/null
+SELECT tscoll.create_index('weather', '{"sensor.site": 1, "ts": -1}') \g /dev/null
+SELECT tscoll.create_index('nometa', '{"t": 1}') \g /dev/null
+SQL
+VIEWS=$(cat <<'SQL'
+SELECT string_agg(line, E'\n' ORDER BY line) FROM (
+    SELECT v::text || ' ' || pg_get_viewdef(v) || coalesce(obj_description(v, 'pg_class'), '') AS line
+      FROM unnest(ARRAY['weather', 'fixed', 'nometa']::regclass[]) v
+    UNION ALL
+    SELECT ev_class::regclass::text || ' ' || pg_get_ruledef(oid) FROM pg_rewrite
+     WHERE ev_class IN ('weather'::regclass, 'fixed'::regclass, 'nometa'::regclass)
+    UNION ALL
+    SELECT pg_get_triggerdef(oid) FROM pg_trigger
+     WHERE tgrelid IN ('weather'::regclass, 'fixed'::regclass, 'nometa'::regclass)
+    UNION ALL
+    SELECT c.bucket_table::text || ' ' || coalesce(obj_description(c.bucket_table, 'pg_class'), '')
+           || coalesce((SELECT string_agg(pg_get_indexdef(indexrelid), ', ' ORDER BY indexrelid::regclass::text)
+                          FROM pg_index WHERE indrelid = c.bucket_table), '')
+      FROM tscoll.collections c) definitions
+SQL
+)
+updated=$(psql_in upgrade_old -c "$VIEWS")
+fresh=$(psql_in upgrade_new -c "$VIEWS")
+if [ "$updated" = "$fresh" ]; then
+    check upgrade_same_views t
+else
+    check upgrade_same_views "differs from create_collection: $(diff <(echo "$fresh") <(echo "$updated") |
         grep '^[<>]' | cut -c1-160 | head -n 6 | tr '\n' ' ')"
 fi
 

@@ -221,11 +221,12 @@ TEST(BucketData, NumbersKeepTheirScale) {
     EXPECT_EQ(with_display_scale("1E+3", 1), "1000.0");
 }
 
-// Every codec round-trips adversarial columns: constant, alternating,
-// int64's and double's extremes, -0, subnormals, 1,000-digit numbers,
-// scale changes (1.0 then 1.00 then 1), dates at their ends, ObjectIds of
-// one process and of many; at lengths 1, 2, 3, 17 and 1,000, and with
-// every other measurement missing the field.
+// Adversarial columns round-trip, whichever codec each takes: constant,
+// alternating, int64's and double's extremes, -0, subnormals, 1,000-digit
+// numbers, scale changes (1.0 then 1.00 then 1), walks (coded steps) with
+// jumps, dates at their ends, ObjectIds of one process and of many; at
+// lengths 1, 2, 3, 17 and 1,000, and with every other measurement missing
+// the field. Numbers read as float8 are the doubles of their text.
 TEST(BucketData, CodecsRoundTripAdversarialColumns) {
     std::mt19937_64 rng(17);
     std::string thousand_digits(1000, '7');
@@ -236,17 +237,25 @@ TEST(BucketData, CodecsRoundTripAdversarialColumns) {
         {"alternating int64 ends",
          [&](size_t i) { return text(i % 2 ? "9223372036854775807" : "-9223372036854775808"); }},
         {"int64 ends and zero",
-         [&](size_t i) { return text(i % 3 == 0 ? "0" : i % 3 == 1 ? "9223372036854775807" : "-1"); }},
+         [&](size_t i) {
+             return text(i % 3 == 0 ? "0" : i % 3 == 1 ? "9223372036854775807" : "-1");
+         }},
         {"double ends",
          [&](size_t i) {
-             const char *ends[] = {"1.7976931348623157e308", "-1.7976931348623157e308", "5e-324",
-                                   "-5e-324", "2.2250738585072014e-308", "-0", "0"};
+             const char *ends[] = {"1.7976931348623157e308",
+                                   "-1.7976931348623157e308",
+                                   "5e-324",
+                                   "-5e-324",
+                                   "2.2250738585072014e-308",
+                                   "-0",
+                                   "0"};
              return text(ends[i % 7]);
          }},
-        {"subnormal walk",
-         [&](size_t i) { return text(std::to_string(i % 50) + "e-320"); }},
+        {"subnormal walk", [&](size_t i) { return text(std::to_string(i % 50) + "e-320"); }},
         {"1,000 digits",
-         [&](size_t i) { return text((i % 2 ? "-" : "") + thousand_digits + (i % 3 ? ".5" : "")); }},
+         [&](size_t i) {
+             return text((i % 2 ? "-" : "") + thousand_digits + (i % 3 ? ".5" : ""));
+         }},
         {"scale changes",
          [&](size_t i) {
              const char *scales[] = {"1.0", "1.00", "1", "1.000", "-0.50", "2.5"};
@@ -254,9 +263,9 @@ TEST(BucketData, CodecsRoundTripAdversarialColumns) {
          }},
         {"2^53 and beyond",
          [&](size_t i) { return text(i % 2 ? "9007199254740993" : "9007199254740992.5"); }},
-        {"dates at their ends",
-         [&](size_t i) { return Value::date(i % 2 ? kMinTime : kMaxTime); }},
-        {"dates jittered", [&](size_t i) { return Value::date(static_cast<int64_t>(i * 1000 + rng() % 999)); }},
+        {"dates at their ends", [&](size_t i) { return Value::date(i % 2 ? kMinTime : kMaxTime); }},
+        {"dates jittered",
+         [&](size_t i) { return Value::date(static_cast<int64_t>(i * 1000 + rng() % 999)); }},
         {"ObjectIds of one process",
          [&](size_t) { return Value::objectid(ObjectId::generate(1600000000)); }},
         {"ObjectIds of many",
@@ -266,8 +275,18 @@ TEST(BucketData, CodecsRoundTripAdversarialColumns) {
                  b = static_cast<uint8_t>(rng());
              return Value::objectid(id);
          }},
+        {"TSBS walk",
+         [&](size_t i) {
+             static double walk = 50;
+             std::normal_distribution<double> normal(0.0, 1.0);
+             walk = std::clamp(walk + normal(rng), 0.0, 100.0);
+             return text(std::to_string(static_cast<int64_t>(walk)) + (i % 100 == 0 ? ".5" : ""));
+         }},
+        {"decimals that jump", [&](size_t i) { return text(i % 5 ? "0.01" : "900719925474.09"); }},
         {"random walk with jumps",
-         [&](size_t i) { return text(std::to_string(static_cast<int64_t>(i % 7) * (i % 97 ? 1 : 1000000))); }},
+         [&](size_t i) {
+             return text(std::to_string(static_cast<int64_t>(i % 7) * (i % 97 ? 1 : 1000000)));
+         }},
     };
     for (const auto &[name, column] : columns)
         for (size_t n : {1, 2, 3, 17, 1000})
@@ -306,6 +325,17 @@ TEST(BucketData, CodecsRoundTripAdversarialColumns) {
                 EXPECT_EQ(decoded.encode(), bytes) << name << " " << n;
                 Float8Columns f = BucketData::decode_float8(bytes, "t", {"v"});
                 EXPECT_EQ(f.times.size(), n) << name;
+                if (f.fields.empty())
+                    continue;
+                Float8Cursor cursor(f.fields[0]);
+                for (uint32_t i = 0; i < n; i++) {
+                    Float8Cursor::Entry e = cursor.at(i);
+                    ASSERT_EQ(e.present, values[i].has_value()) << name << " " << i;
+                    if (!e.present || e.other != nullptr)
+                        continue;
+                    double expected = std::strtod(values[i]->as_number().text.c_str(), nullptr);
+                    EXPECT_EQ(e.number, expected) << name << " " << n << " " << i;
+                }
             }
 }
 
@@ -399,7 +429,7 @@ TEST(BucketData, PackedStepsHoldWalks) {
         }
         return false;
     };
-    EXPECT_TRUE(refused(std::string("\x00\x00\x39", 3) + std::string(30, '\xff'), false));
+    EXPECT_TRUE(refused(std::string("\x00\x00\x39\x00", 4) + std::string(30, '\xff'), false));
     ByteWriter w;  // scale 0, first 2^53 + 1... reached by a step
     w.byte(0);
     w.varint(zigzag(int64_t{1} << 53));
@@ -461,6 +491,22 @@ TEST(BucketData, PackedStepsCodeUnevenSteps) {
     EXPECT_FALSE(refused({2, 2, 2, 2}, std::string("\xFF", 1), 1));  // 3 3 3 3
     EXPECT_TRUE(refused({1, 3, 3, 2}, std::string("\xFF", 1), 1));   // 2 2 1 0: 10 bits
     EXPECT_TRUE(refused({1, 2, 2, 0}, std::string("\xFF", 1), 2));   // past the input
+
+    // Codes of 8 bits over a stream of B bytes hold B steps, not the 8 B a
+    // bit each would: the reader stops at the stream's end.
+    ByteWriter w8;
+    w8.varint(0);
+    w8.varint(0);
+    w8.byte(0x80 | 4);
+    w8.varint(0);
+    for (int pair = 0; pair < 8; pair++)
+        w8.byte(0x88);
+    w8.varint(4096);
+    w8.bytes(std::string(4096, '\0'));
+    std::string long_codes = w8.take();
+    ByteReader r8(long_codes);
+    std::vector<int64_t> out8;
+    EXPECT_THROW(codec::read_packed_deltas(r8, 8 * 4096 + 1, out8), Error);
 }
 
 // Steps outside the frame that holds most of them are listed apart: a gap

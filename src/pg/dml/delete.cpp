@@ -312,6 +312,13 @@ void translate_delete(Query *q, const Collection *c) {
 // `positions`, numbered from 1 in unpacking order (WITH ORDINALITY); a
 // tail row stays one.
 TSCOLL_FUNCTION(tscoll_remove_measurements) {
+    // 0.1.0's SQL declared five arguments, until ALTER EXTENSION UPDATE.
+    if (PG_NARGS() < 6)
+        tscoll::pg::pg_call([] {
+            ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                            errmsg("tscoll's SQL objects are older than its library"),
+                            errhint("Run ALTER EXTENSION tscoll UPDATE.")));
+        });
     const auto *id = reinterpret_cast<const tscoll::ObjectId *>(PG_GETARG_POINTER(0));
     TimestampTz min_time = PG_GETARG_TIMESTAMPTZ(1);
     bytea *stored = tscoll::pg::pg_call([&] { return PG_GETARG_BYTEA_PP(2); });

@@ -190,9 +190,12 @@ CollectionFields fields_of(const CollectionInfo &info) {
 }
 
 // A stored bucket takes appends as tails (doc/ARCHITECTURE.md, "Tails")
-// from this size of its data on: below it, writing the bucket again costs
-// about what a tail row costs.
+// from this size of its data or this many measurements on: below both,
+// writing the bucket again (decoding and encoding each measurement) costs
+// about what a tail row costs. Compact buckets (regular times, readings
+// that barely move) stay under the size for hundreds of measurements.
 constexpr uint64_t kTailMinBytes = 512;
+constexpr uint32_t kTailMinCount = 32;
 // A bucket's tails are folded into it at this many, so that a read of an
 // open bucket meets a bounded number of rows; and when it stops being its
 // series' open bucket.
@@ -469,8 +472,9 @@ void BucketWriter::write(TouchedBucket &t) {
         counters_.numBucketInserts++;
     } else {
         const StoredBucket &stored = *t.stored;
-        bool tail = appended > 0 && t.open && stored.stored_bytes >= kTailMinBytes &&
-                    stored.tails + 1 < kMaxTails;
+        bool large = stored.stored_bytes >= kTailMinBytes ||
+                     stored.state.count() - appended >= kTailMinCount;
+        bool tail = appended > 0 && t.open && large && stored.tails + 1 < kMaxTails;
         bool rewrite = !tail && (appended > 0 || t.closed_full || (stored.tails > 0 && !t.open));
         std::optional<BucketData> data;
         if (rewrite && !(data = store_->load_data(stored, t.meta))) {
