@@ -240,14 +240,24 @@ StepPlan plan_steps(const std::vector<int64_t> &steps) {
     StepPlan best = frame_plan(steps, distinct.front().value, full);
     std::optional<std::pair<size_t, unsigned>> lightest;
     int64_t lightest_base = 0;
-    for (unsigned width = 0; width < full; width++) {
-        if (width > kMaxCodedWidth && width + 4 < full)
-            continue;
-        int64_t base;
-        size_t size = estimated_size(distinct, steps.size(), width, base);
-        if (!lightest || size < lightest->first) {
-            lightest = {size, width};
-            lightest_base = base;
+    // Each run narrows the frame while that makes it lighter: a narrower
+    // frame only lists more steps apart.
+    unsigned coded_from = std::min(kMaxCodedWidth, full == 0 ? 0 : full - 1);
+    unsigned near_from = full == 0 ? 0 : full - 1;
+    for (unsigned from : {near_from, coded_from}) {
+        std::optional<size_t> previous;
+        for (unsigned width = from + 1; width-- > 0;) {
+            if (width + 4 < full && width > kMaxCodedWidth)
+                break;
+            int64_t base;
+            size_t size = estimated_size(distinct, steps.size(), width, base);
+            if (previous && size >= *previous)
+                break;
+            previous = size;
+            if (!lightest || size < lightest->first) {
+                lightest = {size, width};
+                lightest_base = base;
+            }
         }
     }
     if (lightest) {
