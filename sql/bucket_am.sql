@@ -6,10 +6,12 @@ SELECT tscoll.create_collection('w', 't', 'm');
 
 -- Rows written directly must be valid buckets: their data is taken from
 -- one-measurement buckets of another collection (sizes up to 6 kB, so some
--- rows are TOASTed), their control is written here.
+-- rows are TOASTed), their control is written here. The _ids are given, so
+-- that the sizes below do not depend on a generated id's counter.
 SELECT tscoll.create_collection('src', 't', 'm');
 INSERT INTO src (doc)
-SELECT jsonb_build_object('t', to_char(to_timestamp(1600000000 + i * 3600) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
+SELECT jsonb_build_object('_id', i,
+                          't', to_char(to_timestamp(1600000000 + i * 3600) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
                           'm', i, 's', repeat(md5(i::text), i % 200))
   FROM generate_series(1, 5000) i;
 CREATE FUNCTION bucket_row(i int) RETURNS TABLE (_id tscoll.objectid, meta jsonb, control jsonb, data bytea)

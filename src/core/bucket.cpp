@@ -78,6 +78,26 @@ void Bucket::append(Measurement &&m) {
     data_.append(std::move(m.fields), m.bson_size);
 }
 
+void Bucket::pack() {
+    if (data_.count() == 0)
+        return;
+    packed_.push_back(data_.encode());
+    packed_bytes_ += packed_.back().size();
+    data_ = BucketData();
+}
+
+std::string Bucket::encode() const {
+    if (packed_.empty())
+        return data_.encode();
+    BucketData whole = BucketData::decode(packed_.front());
+    for (size_t i = 1; i < packed_.size(); i++)
+        whole.append(BucketData::decode(packed_[i]));
+    whole.append(data_);
+    if (state_.full())
+        whole.mark_full();
+    return whole.encode();
+}
+
 void Bucket::summarise(const Value &fields) {
     fold_min(min_, fields);
     fold_max(max_, fields);
@@ -101,7 +121,7 @@ Value Bucket::control() const {
     control.add("version", Value::number(static_cast<int64_t>(BucketData::kFormatVersion)));
     control.add("min", std::move(min));
     control.add("max", std::move(max));
-    control.add("count", Value::number(static_cast<int64_t>(data_.count())));
+    control.add("count", Value::number(static_cast<int64_t>(state_.count())));
     return control;
 }
 

@@ -84,9 +84,10 @@ class Bucket {
 
     const ObjectId &id() const { return id_; }
     UnixMicros min_time() const { return state_.min_time(); }
+    // The measurements held as values: all of them until pack().
     const BucketData &data() const { return data_; }
     const BucketState &state() const { return state_; }
-    uint32_t count() const { return data_.count(); }
+    uint32_t count() const { return state_.count(); }
 
     using Decision = BucketState::Decision;
     Decision decide(const Measurement &m, const BucketingLimits &limits) const {
@@ -104,6 +105,15 @@ class Bucket {
     // {"version": 2, "min": {...}, "max": {...}, "count": n}
     Value control() const;
 
+    // Keeps the measurements so far encoded (a few bytes each instead of
+    // their values) until the bucket is encoded whole: a statement holds
+    // the open buckets it carries from one flush to the next so. Later
+    // measurements are appended as values again.
+    void pack();
+    uint64_t packed_bytes() const { return packed_bytes_; }
+    // The bucket's data, packed measurements included, encoded.
+    std::string encode() const;
+
   private:
     void summarise(const Value &fields);
 
@@ -111,6 +121,8 @@ class Bucket {
     BucketState state_;
     std::string time_field_;
     BucketData data_;
+    std::vector<std::string> packed_;  // encoded runs of the first measurements
+    uint64_t packed_bytes_ = 0;
     Value min_ = Value::object();
     Value max_ = Value::object();
 };

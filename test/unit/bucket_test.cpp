@@ -257,6 +257,34 @@ TEST(Bucketing, SchemaChangeAndControl) {
     EXPECT_EQ(control.find("count")->as_exact_int64(), 2);
 }
 
+// A bucket packed between appends (a statement carrying it across
+// flushes) encodes, counts and summarises as one never packed.
+TEST(Bucketing, PackedBucketEncodesTheSame) {
+    Bucket whole(ObjectId{}, 0, "t"), packed(ObjectId{}, 0, "t");
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 7; i++) {
+            int64_t second = round * 7 + i;
+            Measurement m =
+                at(second, obj({{"x", Value::number(std::to_string(second % 5) + ".50")},
+                                {"s", Value::string(round == 1 ? "b" : "a")}}));
+            whole.append(m);
+            packed.append(m);
+        }
+        packed.pack();
+        packed.pack();  // nothing new: a no-op
+    }
+    packed.append(at(30, obj({{"x", num("1")}})));
+    whole.append(at(30, obj({{"x", num("1")}})));
+    whole.mark_full();
+    packed.mark_full();
+    EXPECT_EQ(packed.encode(), whole.encode());
+    EXPECT_EQ(packed.count(), 22u);
+    EXPECT_EQ(packed.state().size(), whole.state().size());
+    EXPECT_EQ(compare_values(packed.control(), whole.control()), 0);
+    EXPECT_GT(packed.packed_bytes(), 0u);
+    EXPECT_EQ(BucketData::decode(packed.encode()).measurements().size(), 22u);
+}
+
 TEST(Bucketing, ReloadedBucketDecidesTheSame) {
     BucketingLimits limits;
     Bucket b(ObjectId{}, 0, "t");

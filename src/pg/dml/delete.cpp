@@ -347,7 +347,7 @@ TSCOLL_FUNCTION(tscoll_remove_measurements) {
     Jsonb *control = tscoll::pg::control_jsonb(
         tscoll::control_after_removal(rest, tscoll::pg::jsonb_to_value(stored_control), time_field),
         CurrentMemoryContext);
-    Datum data = tscoll::pg::bytea_datum(rest.data().encode(), CurrentMemoryContext);
+    Datum data = tscoll::pg::bytea_datum(rest.encode(), CurrentMemoryContext);
     return tscoll::pg::pg_call([&] {
         TupleDesc desc;
         if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)

@@ -371,7 +371,7 @@ uint64 BucketStore::write(const char *query, int nargs, Oid *types, Datum *value
 }
 
 void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
-    std::string data = bucket.data().encode();
+    std::string data = bucket.encode();
     StoredBucket cached{bucket.id(), bucket.state()};
     cached.stored_bytes = data.size();
     insert_row(bucket.id(), meta, control_jsonb(bucket.control(), new_rows_context_), data,
@@ -451,7 +451,7 @@ void BucketStore::insert_new_rows() {
 void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
     std::string query = "UPDATE " + info_.bucket_name +
                         " SET control = $2, data = $3 WHERE _id = $1 RETURNING ctid::text || xmin";
-    std::string data = bucket.data().encode();
+    std::string data = bucket.encode();
     Oid types[] = {objectid_type(), JSONBOID, BYTEAOID};
     Datum values[] = {objectid_datum(bucket.id(), row_context_),
                       PointerGetDatum(control_jsonb(bucket.control(), row_context_)),

@@ -47,11 +47,15 @@ struct SeriesBatch {
 // SELECT runs in bounded memory. The buckets come out the same.
 constexpr uint64_t kFlushBytes = 16 * 1024 * 1024;
 // A bucket the statement created that is still open at a flush stays in
-// memory for the next one, up to this many BSON bytes of such buckets, and
-// is written once it closes or the statement ends: written at the flush,
-// it would be written again with what the statement appends to it, and
-// its first version left dead (the bucket table's TOAST holds it).
+// memory for the next one, and is written once it closes or the statement
+// ends: written at the flush, it would be written again with what the
+// statement appends to it, and its first version left dead (the bucket
+// table's TOAST holds it). Up to this many BSON bytes of such buckets are
+// kept as values; past that, a bucket is kept packed (Bucket::pack: about
+// its stored size, a few bytes a measurement), up to the second bound, so
+// that a COPY over a thousand series writes each bucket once too.
 constexpr uint64_t kCarriedBytes = 16 * 1024 * 1024;
+constexpr uint64_t kCarriedPackedBytes = 64 * 1024 * 1024;
 
 // A bucket this statement appends to: one it creates, built as it fills,
 // or a stored one, known by its state, with what this statement appends.
@@ -223,10 +227,10 @@ class BucketWriter {
         }
         for (SeriesBatch &batch : series)
             assign(batch);
-        uint64_t carried_bytes = 0;
+        uint64_t carried_bytes = 0, packed_bytes = 0;
         for (const auto &t : touched_) {
-            t->carried = !end && t->created && t->open &&
-                         (carried_bytes += t->created->state().size()) <= kCarriedBytes;
+            t->carried =
+                !end && t->created && t->open && carry(*t->created, carried_bytes, packed_bytes);
             if (t->carried)
                 continue;
             if (t->created && t->meta == nullptr)
@@ -250,6 +254,7 @@ class BucketWriter {
         return meta ? value_to_jsonb(*meta) : nullptr;
     }
     std::vector<CarriedBucket> still_carried();
+    static bool carry(Bucket &bucket, uint64_t &carried_bytes, uint64_t &packed_bytes);
     void assign(SeriesBatch &batch);
     void append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d);
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
@@ -297,6 +302,20 @@ std::vector<CarriedBucket> BucketWriter::still_carried() {
         result.push_back(CarriedBucket{std::move(t), key, meta_of_series_.at(key)});
     }
     return result;
+}
+
+// Whether an open bucket created in this statement is kept to the next
+// flush, as values while they fit, else packed; adds what it holds.
+bool BucketWriter::carry(Bucket &bucket, uint64_t &carried_bytes, uint64_t &packed_bytes) {
+    if (bucket.packed_bytes() == 0 && carried_bytes + bucket.state().size() <= kCarriedBytes) {
+        carried_bytes += bucket.state().size();
+        return true;
+    }
+    bucket.pack();
+    if (packed_bytes + bucket.packed_bytes() > kCarriedPackedBytes)
+        return false;
+    packed_bytes += bucket.packed_bytes();
+    return true;
 }
 
 void BucketWriter::assign(SeriesBatch &batch) {
