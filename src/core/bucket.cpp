@@ -82,6 +82,7 @@ void Bucket::pack() {
     if (data_.count() == 0)
         return;
     packed_.push_back(data_.encode());
+    packed_.back().shrink_to_fit();
     packed_bytes_ += packed_.back().size();
     data_ = BucketData();
 }

@@ -98,7 +98,9 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
         if (exact.integer) {
             integers.push_back(*exact.integer);
             doubles.push_back(static_cast<double>(*exact.integer));
-            all_doubles = all_doubles && std::fabs(doubles.back()) <= codec::kMaxExactInteger;
+            // The integer itself, not its double: 2^53 + 1 rounds to 2^53.
+            constexpr int64_t kExact = int64_t{1} << 53;
+            all_doubles = all_doubles && *exact.integer >= -kExact && *exact.integer <= kExact;
         } else if (exact.real) {
             all_integers = false;
             doubles.push_back(*exact.real);

@@ -261,6 +261,8 @@ TEST(BucketData, CodecsRoundTripAdversarialColumns) {
              const char *scales[] = {"1.0", "1.00", "1", "1.000", "-0.50", "2.5"};
              return text(scales[i % 6]);
          }},
+        {"2^53 + 1 among decimals",
+         [&](size_t i) { return text(i % 2 ? "0.5" : "9007199254740993"); }},
         {"2^53 and beyond",
          [&](size_t i) { return text(i % 2 ? "9007199254740993" : "9007199254740992.5"); }},
         {"dates at their ends", [&](size_t i) { return Value::date(i % 2 ? kMinTime : kMaxTime); }},

@@ -273,8 +273,9 @@ TEST(Bucketing, PackedBucketEncodesTheSame) {
         packed.pack();
         packed.pack();  // nothing new: a no-op
     }
-    packed.append(at(30, obj({{"x", num("1")}})));
-    whole.append(at(30, obj({{"x", num("1")}})));
+    // a field new in the last run, a kind change, a sparse column
+    for (Bucket *b : {&packed, &whole})
+        b->append(at(30, obj({{"x", Value::string("n/a")}, {"late", num("2.50")}})));
     whole.mark_full();
     packed.mark_full();
     EXPECT_EQ(packed.encode(), whole.encode());

@@ -52,10 +52,14 @@ constexpr uint64_t kFlushBytes = 16 * 1024 * 1024;
 // statement appends to it, and its first version left dead (the bucket
 // table's TOAST holds it). Up to this many BSON bytes of such buckets are
 // kept as values; past that, a bucket is kept packed (Bucket::pack: about
-// its stored size, a few bytes a measurement), up to the second bound, so
-// that a COPY over a thousand series writes each bucket once too.
+// its stored size), up to the second bound, so that a COPY over a thousand
+// series writes each bucket once too.
 constexpr uint64_t kCarriedBytes = 16 * 1024 * 1024;
 constexpr uint64_t kCarriedPackedBytes = 64 * 1024 * 1024;
+// What a carried bucket holds besides its measurements (its summaries,
+// schema, series key and meta), counted against both bounds: a statement
+// over a million series carries a million small buckets.
+constexpr uint64_t kCarriedBucketBytes = 2048;
 
 // A bucket this statement appends to: one it creates, built as it fills,
 // or a stored one, known by its state, with what this statement appends.
@@ -307,14 +311,18 @@ std::vector<CarriedBucket> BucketWriter::still_carried() {
 // Whether an open bucket created in this statement is kept to the next
 // flush, as values while they fit, else packed; adds what it holds.
 bool BucketWriter::carry(Bucket &bucket, uint64_t &carried_bytes, uint64_t &packed_bytes) {
-    if (bucket.packed_bytes() == 0 && carried_bytes + bucket.state().size() <= kCarriedBytes) {
-        carried_bytes += bucket.state().size();
+    uint64_t as_values = bucket.state().size() + kCarriedBucketBytes;
+    if (bucket.packed_bytes() == 0 && carried_bytes + as_values <= kCarriedBytes) {
+        carried_bytes += as_values;
         return true;
     }
+    if (packed_bytes + bucket.packed_bytes() + kCarriedBucketBytes > kCarriedPackedBytes)
+        return false;  // written now, not packed first
     bucket.pack();
-    if (packed_bytes + bucket.packed_bytes() > kCarriedPackedBytes)
+    uint64_t packed = bucket.packed_bytes() + kCarriedBucketBytes;
+    if (packed_bytes + packed > kCarriedPackedBytes)
         return false;
-    packed_bytes += bucket.packed_bytes();
+    packed_bytes += packed;
     return true;
 }
 
