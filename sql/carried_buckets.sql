@@ -49,7 +49,7 @@ SELECT (SELECT count(*) FROM (SELECT * FROM buckets_of('whole')
 SELECT (SELECT count(*) FROM whole) AS whole,
        (SELECT count(*) FROM (SELECT m, t, doc FROM whole EXCEPT SELECT m, t, doc FROM parts) d)
            AS differing,
-       (SELECT sum((doc->>'v')::float8) FROM whole) = (SELECT sum((doc->>'v')::float8) FROM source)
+       (SELECT sum((doc->>'v')::numeric) FROM whole) = (SELECT sum((doc->>'v')::numeric) FROM source)
            AS same_sum;
 
 SELECT tscoll.drop_collection('whole');

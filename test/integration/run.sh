@@ -16,7 +16,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 DATA=$WORK/data
 TTL_CHECKS=4  # ttl.sh
 DUMP_CHECKS=$((3 * 8))  # dump_restore.sh: 3 formats x 8 checks
-UPGRADE_CHECKS=$(grep -o '^ *check upgrade_[a-z_]*' "$HERE/upgrade.sh" | sort -u | wc -l)  # upgrade.sh
+UPGRADE_CHECKS=$(grep -oE '^ *(check|same_in_both) upgrade_[a-z_]*' "$HERE/upgrade.sh" | sort -u | wc -l)  # upgrade.sh
 CRASH_CHECKS=$((2 + $(grep -c "^SELECT 'crash_" "$HERE/crash_checks.sql")))  # crash.sh
 echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + TTL_CHECKS + DUMP_CHECKS + UPGRADE_CHECKS + CRASH_CHECKS))"
 rm -rf "$DATA"

@@ -16,6 +16,19 @@ BIN=$1 SOCKETS=$2 FIXTURES=$3
 CONN=(-h "$SOCKETS" -U postgres)
 psql_in() { "$BIN/psql" -X -q -At "${CONN[@]}" -v ON_ERROR_STOP=1 -d "$@"; }
 check() { if [ "$2" = t ]; then echo "ok $1"; else echo "not ok $1 ($2)"; fi; }
+# Checks that `query` gives the same text in the updated and the fresh
+# database: check name, what the fresh one stands for, query.
+same_in_both() {
+    local updated fresh
+    updated=$(psql_in upgrade_old -c "$3")
+    fresh=$(psql_in upgrade_new -c "$3")
+    if [ "$updated" = "$fresh" ]; then
+        check "$1" t
+    else
+        check "$1" "differs from $2: $(diff <(echo "$fresh") <(echo "$updated") |
+            grep '^[<>]' | cut -c1-160 | head -n 6 | tr '\n' ' ')"
+    fi
+}
 
 for db in upgrade_old upgrade_new; do "$BIN/dropdb" "${CONN[@]}" --if-exists "$db"; done
 "$BIN/createdb" "${CONN[@]}" upgrade_old
@@ -89,14 +102,7 @@ SELECT 'configuration ' || extconfig::regclass[]::text || coalesce(extcondition:
   FROM pg_extension WHERE extname = 'tscoll') objects
 SQL
 )
-updated=$(psql_in upgrade_old -c "$OBJECTS")
-fresh=$(psql_in upgrade_new -c "$OBJECTS")
-if [ "$updated" = "$fresh" ]; then
-    check upgrade_same_objects t
-else
-    check upgrade_same_objects "differs from CREATE EXTENSION: $(diff <(echo "$fresh") <(echo "$updated") |
-        grep '^[<>]' | cut -c1-160 | head -n 6 | tr '\n' ' ')"
-fi
+same_in_both upgrade_same_objects "CREATE EXTENSION" "$OBJECTS"
 
 # The old collections' views, rules, triggers and comments are what
 # create_collection makes for them now.
@@ -126,14 +132,7 @@ SELECT string_agg(line, E'\n' ORDER BY line) FROM (
       FROM tscoll.collections c) definitions
 SQL
 )
-updated=$(psql_in upgrade_old -c "$VIEWS")
-fresh=$(psql_in upgrade_new -c "$VIEWS")
-if [ "$updated" = "$fresh" ]; then
-    check upgrade_same_views t
-else
-    check upgrade_same_views "differs from create_collection: $(diff <(echo "$fresh") <(echo "$updated") |
-        grep '^[<>]' | cut -c1-160 | head -n 6 | tr '\n' ' ')"
-fi
+same_in_both upgrade_same_views create_collection "$VIEWS"
 
 # What 0.1.0 read, read again through 0.2.0's library and SQL.
 READS=$(cat <<'SQL'
