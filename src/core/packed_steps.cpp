@@ -339,16 +339,29 @@ void read_coded(ByteReader &r, unsigned width, uint64_t m, uint64_t base, uint64
     uint64_t bytes = r.varint();
     if (bytes > r.remaining() || m > bytes * 8)  // each step takes a bit at least
         corrupt("packed deltas code stream out of range");
-    std::string bits = padded(r, bytes);
-    uint64_t bit = 0;
+    // The stream goes through a word of bits, refilled a whole number of
+    // bytes at a time: the loads run at most 9 bytes past the stream's end
+    // (a step starts before it), inside the 16 bytes of padding.
+    std::string bits(r.bytes(bytes));
+    bits.append(2 * sizeof(uint64_t), '\0');
+    uint64_t bit = 0, next_byte = 0, buffer = 0;
+    unsigned held = 0;
     for (uint64_t i = 0; i < m; i++) {
         // A step takes up to 8 bits: the stream must not be read past.
         if (bit >= bytes * 8)
             corrupt("packed deltas code stream too short");
-        Entry e = table[word_at(bits, bit) & (table.size() - 1)];
+        if (held < kMaxCodeLength) {
+            unsigned loaded = (63 - held) / 8;
+            buffer |= word_at(bits, next_byte * 8) << held;
+            next_byte += loaded;
+            held += loaded * 8;
+        }
+        Entry e = table[buffer & (table.size() - 1)];
         if (e.length == 0)
             corrupt("packed deltas code unknown");
         to[i] = base + e.symbol;
+        buffer >>= e.length;
+        held -= e.length;
         bit += e.length;
     }
     if (bit > bytes * 8)
