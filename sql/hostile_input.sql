@@ -89,9 +89,10 @@ SELECT try($$SET tscoll.ttl_batch_size = 2000000$$);
 SELECT try($$SET tscoll.ttl_monitor_enabled = 'maybe'$$);
 
 -- Corrupted data. Written directly into the bucket table, it is refused.
+-- (The _ids are given: a generated id's counter would vary the size.)
 INSERT INTO h (t, m, doc)
 SELECT timestamptz '2024-02-01' + i * interval '1 min', '"c"',
-       jsonb_build_object('i', i, 's', 'str' || i, 'f', i / 3.0, 'o', jsonb_build_object('a', i), 'l', jsonb_build_array(i, 'x'))
+       jsonb_build_object('_id', i, 'i', i, 's', 'str' || i, 'f', i / 3.0, 'o', jsonb_build_object('a', i), 'l', jsonb_build_array(i, 'x'))
   FROM generate_series(1, 20) i;
 CREATE TABLE good AS SELECT _id, meta, data FROM "system.buckets.h" WHERE meta = '"c"';
 SELECT length(data) FROM good;
