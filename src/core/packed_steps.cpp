@@ -301,10 +301,11 @@ uint64_t word_at(const std::string &bits, uint64_t bit) {
     return word >> (bit % 8);
 }
 
-// `bytes` of the input, followed by a word of zeros for whole-word loads.
-std::string padded(ByteReader &r, uint64_t bytes) {
+// `bytes` of the input, followed by `words` words of zeros for whole-word
+// loads past them.
+std::string padded(ByteReader &r, uint64_t bytes, size_t words = 1) {
     std::string bits(r.bytes(bytes));
-    bits.append(sizeof(uint64_t), '\0');
+    bits.append(words * sizeof(uint64_t), '\0');
     return bits;
 }
 
@@ -342,8 +343,7 @@ void read_coded(ByteReader &r, unsigned width, uint64_t m, uint64_t base, uint64
     // The stream goes through a word of bits, refilled a whole number of
     // bytes at a time: the loads run at most 9 bytes past the stream's end
     // (a step starts before it), inside the 16 bytes of padding.
-    std::string bits(r.bytes(bytes));
-    bits.append(2 * sizeof(uint64_t), '\0');
+    std::string bits = padded(r, bytes, 2);
     uint64_t bit = 0, next_byte = 0, buffer = 0;
     unsigned held = 0;
     for (uint64_t i = 0; i < m; i++) {
