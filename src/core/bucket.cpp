@@ -45,12 +45,13 @@ void BucketState::add(const Value &fields, uint64_t bson_size) {
 }
 
 void BucketState::add(const BucketData &data) {
-    add(data, data.measurements());
-}
-
-void BucketState::add(const BucketData &data, const std::vector<Value> &measurements) {
-    for (const Value &fields : measurements)
-        schema_.add(fields);
+    // Field by field: a column holds its values in measurement order, so
+    // the schema comes out as measurement by measurement, and no
+    // measurement is rebuilt.
+    if (data.count() > 0)
+        schema_.add(Value::object());
+    for (const BucketColumn &column : data.columns())
+        schema_.add_field(column.name, column.values);
     count_ += data.count();
     size_ += data.size();
     if (data.full())
@@ -62,9 +63,8 @@ Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field)
 
 Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketData data)
     : id_(id), state_(min_time), time_field_(std::move(time_field)), data_(std::move(data)) {
-    std::vector<Value> measurements = data_.measurements();
-    state_.add(data_, measurements);
-    for (const Value &fields : measurements)
+    state_.add(data_);
+    for (const Value &fields : data_.measurements())
         summarise(fields);
 }
 

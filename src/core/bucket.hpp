@@ -62,10 +62,8 @@ class BucketState {
     };
     Decision decide(const Measurement &m, const BucketingLimits &limits) const;
     void add(const Value &fields, uint64_t bson_size);
-    // Adds every measurement of `data`; `measurements` are its
-    // measurements, when the caller has them already.
+    // Adds every measurement of `data`.
     void add(const BucketData &data);
-    void add(const BucketData &data, const std::vector<Value> &measurements);
 
   private:
     UnixMicros min_time_;

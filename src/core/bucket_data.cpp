@@ -23,8 +23,13 @@ void BucketData::append(const Value &measurement, uint64_t bson_size) {
 }
 
 void BucketData::append(Value &&measurement, uint64_t bson_size) {
-    for (Member &m : measurement.as_object()) {
-        BucketColumn &c = column(m.key);
+    Value::Object &members = measurement.as_object();
+    for (size_t i = 0; i < members.size(); i++) {
+        Member &m = members[i];
+        // Measurements mostly list their fields in one order: the column at
+        // the member's position is tried before the index.
+        BucketColumn &c =
+            i < columns_.size() && columns_[i].name == m.key ? columns_[i] : column(m.key);
         // A key repeated within one measurement keeps its first value, as jsonb does not
         // allow repeats; the guard keeps positions strictly increasing regardless.
         if (!c.positions.empty() && c.positions.back() == count_)

@@ -170,6 +170,20 @@ struct Distinct {
 };
 
 std::vector<Distinct> distinct_steps(const std::vector<int64_t> &steps) {
+    auto [low, high] = std::minmax_element(steps.begin(), steps.end());
+    // Readings walk by small steps: counted in place of a sort when the
+    // steps span no more than a few times their number.
+    if (static_cast<unsigned __int128>(static_cast<__int128>(*high) - *low) <
+        4 * steps.size() + 64) {
+        std::vector<uint32_t> counts(static_cast<size_t>(*high - *low) + 1);
+        for (int64_t step : steps)
+            counts[static_cast<size_t>(step - *low)]++;
+        std::vector<Distinct> distinct;
+        for (size_t i = 0; i < counts.size(); i++)
+            if (counts[i] != 0)
+                distinct.push_back({*low + static_cast<int64_t>(i), counts[i]});
+        return distinct;
+    }
     std::vector<int64_t> sorted(steps);
     std::sort(sorted.begin(), sorted.end());
     std::vector<Distinct> distinct;
@@ -224,6 +238,8 @@ size_t estimated_size(const std::vector<Distinct> &distinct, uint64_t n, unsigne
     return size + std::min(fixed, (symbols + 1) / 2 + 1 + (bits + 7) / 8);
 }
 
+constexpr size_t kSearchedSteps = 32;
+
 // Frames of a few widths are weighed by their counts: those a prefix code
 // may serve, and the few just narrower than the frame that holds every
 // step (rare wide steps listed apart). The lightest is planned exactly and
@@ -244,9 +260,12 @@ StepPlan plan_steps(const std::vector<int64_t> &steps) {
     // frame only lists more steps apart.
     unsigned coded_from = std::min(kMaxCodedWidth, full == 0 ? 0 : full - 1);
     unsigned near_from = full == 0 ? 0 : full - 1;
+    // What a narrower frame saves on a few steps (a tail, a small bucket)
+    // is a few bytes, not worth the search.
+    bool searched = steps.size() >= kSearchedSteps;
     for (unsigned from : {near_from, coded_from}) {
         std::optional<size_t> previous;
-        for (unsigned width = from + 1; width-- > 0;) {
+        for (unsigned width = from + 1; searched && width-- > 0;) {
             if (width + 4 < full && width > kMaxCodedWidth)
                 break;
             int64_t base;

@@ -6,7 +6,11 @@ namespace tscoll {
 
 namespace {
 
-Value *find_member(Value::Object &object, const std::string &key) {
+// Measurements of a series mostly list their fields in one order: the
+// member at `hint` is tried first.
+Value *find_member(Value::Object &object, size_t hint, const std::string &key) {
+    if (hint < object.size() && object[hint].key == key)
+        return &object[hint].value;
     for (Member &m : object)
         if (m.key == key)
             return &m.value;
@@ -17,8 +21,10 @@ Value *find_member(Value::Object &object, const std::string &key) {
 void fold(Value &summary, const Value &v, int direction) {
     if (summary.is(Value::Kind::Object) && v.is(Value::Kind::Object)) {
         Value::Object &fields = summary.as_object();
-        for (const Member &m : v.as_object()) {
-            if (Value *existing = find_member(fields, m.key))
+        const Value::Object &members = v.as_object();
+        for (size_t i = 0; i < members.size(); i++) {
+            const Member &m = members[i];
+            if (Value *existing = find_member(fields, i, m.key))
                 fold(*existing, m.value, direction);
             else
                 fields.push_back(m);
@@ -55,16 +61,36 @@ void Schema::add(const Value &measurement) {
     add(root_, measurement);
 }
 
+void Schema::add_field(const std::string &name, const std::vector<Value> &values) {
+    Node *node = child(root_, root_.fields.size(), name);
+    if (node == nullptr)
+        node = &root_.fields.emplace_back(name, Node{}).second;
+    for (const Value &v : values)
+        add(*node, v);
+}
+
+template <typename N>
+N *Schema::child(N &node, size_t hint, const std::string &key) {
+    if (hint < node.fields.size() && node.fields[hint].first == key)
+        return &node.fields[hint].second;
+    for (auto &[name, child] : node.fields)
+        if (name == key)
+            return &child;
+    return nullptr;
+}
+
 bool Schema::compatible(const Node &node, const Value &v) {
     if (node.type_class < 0)
         return true;
     if (node.type_class != type_class(v))
         return false;
     if (v.is(Value::Kind::Object)) {
-        for (const Member &m : v.as_object())
-            for (const auto &[key, child] : node.fields)
-                if (key == m.key && !compatible(child, m.value))
-                    return false;
+        const Value::Object &members = v.as_object();
+        for (size_t i = 0; i < members.size(); i++) {
+            const Node *known = child(node, i, members[i].key);
+            if (known != nullptr && !compatible(*known, members[i].value))
+                return false;
+        }
     } else if (v.is(Value::Kind::Array)) {
         const Value::Array &elements = v.as_array();
         for (size_t i = 0; i < elements.size() && i < node.elements.size(); i++)
@@ -77,14 +103,12 @@ bool Schema::compatible(const Node &node, const Value &v) {
 void Schema::add(Node &node, const Value &v) {
     node.type_class = type_class(v);
     if (v.is(Value::Kind::Object)) {
-        for (const Member &m : v.as_object()) {
-            Node *child = nullptr;
-            for (auto &[key, existing] : node.fields)
-                if (key == m.key)
-                    child = &existing;
-            if (child == nullptr)
-                child = &node.fields.emplace_back(m.key, Node{}).second;
-            add(*child, m.value);
+        const Value::Object &members = v.as_object();
+        for (size_t i = 0; i < members.size(); i++) {
+            Node *known = child(node, i, members[i].key);
+            if (known == nullptr)
+                known = &node.fields.emplace_back(members[i].key, Node{}).second;
+            add(*known, members[i].value);
         }
     } else if (v.is(Value::Kind::Array)) {
         const Value::Array &elements = v.as_array();

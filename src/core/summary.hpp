@@ -24,6 +24,9 @@ class Schema {
     bool compatible(const Value &measurement) const;
     // Records the measurement's fields; call only when compatible.
     void add(const Value &measurement);
+    // Records one field's values, in measurement order, as adding the
+    // measurements they come from would (once a measurement was added).
+    void add_field(const std::string &name, const std::vector<Value> &values);
 
   private:
     struct Node {
@@ -31,6 +34,10 @@ class Schema {
         std::vector<std::pair<std::string, Node>> fields;  // objects
         std::vector<Node> elements;                        // arrays
     };
+    // The node of field `key`, tried first at position `hint`; or nullptr.
+    // (Node or const Node.)
+    template <typename N>
+    static N *child(N &node, size_t hint, const std::string &key);
     static bool compatible(const Node &node, const Value &v);
     static void add(Node &node, const Value &v);
     Node root_;

@@ -1,5 +1,8 @@
 #include "core/value.hpp"
 
+#include <algorithm>
+#include <functional>
+
 #include "core/date.hpp"
 #include "core/number.hpp"
 #include "core/objectid.hpp"
@@ -111,6 +114,69 @@ void append_json(std::string &out, const Value &v) {
 }
 
 }  // namespace
+
+size_t spelling_hash(const Value &v) {
+    auto mix = [](size_t h, size_t x) { return (h ^ x) * 0x100000001b3ull; };
+    size_t h = mix(0xcbf29ce484222325ull, static_cast<size_t>(v.kind()));
+    switch (v.kind()) {
+        case Value::Kind::Null:
+            break;
+        case Value::Kind::Bool:
+            h = mix(h, v.as_bool());
+            break;
+        case Value::Kind::Number:
+            h = mix(h, std::hash<std::string>()(v.as_number().text));
+            break;
+        case Value::Kind::String:
+            h = mix(h, std::hash<std::string>()(v.as_string()));
+            break;
+        case Value::Kind::Array:
+            for (const Value &e : v.as_array())
+                h = mix(h, spelling_hash(e));
+            break;
+        case Value::Kind::Object:
+            for (const Member &m : v.as_object())
+                h = mix(mix(h, std::hash<std::string>()(m.key)), spelling_hash(m.value));
+            break;
+        case Value::Kind::Date:
+            h = mix(h, static_cast<size_t>(v.as_date()));
+            break;
+        case Value::Kind::ObjectId:
+            h = mix(h, std::hash<std::string_view>()(std::string_view(
+                           reinterpret_cast<const char *>(v.as_objectid().bytes.data()),
+                           ObjectId::kSize)));
+            break;
+    }
+    return h;
+}
+
+bool spelled_alike(const Value &a, const Value &b) {
+    if (a.kind() != b.kind())
+        return false;
+    switch (a.kind()) {
+        case Value::Kind::Null:
+            return true;
+        case Value::Kind::Bool:
+            return a.as_bool() == b.as_bool();
+        case Value::Kind::Number:
+            return a.as_number().text == b.as_number().text;
+        case Value::Kind::String:
+            return a.as_string() == b.as_string();
+        case Value::Kind::Array:
+            return std::equal(a.as_array().begin(), a.as_array().end(), b.as_array().begin(),
+                              b.as_array().end(), spelled_alike);
+        case Value::Kind::Object:
+            return std::equal(a.as_object().begin(), a.as_object().end(), b.as_object().begin(),
+                              b.as_object().end(), [](const Member &x, const Member &y) {
+                                  return x.key == y.key && spelled_alike(x.value, y.value);
+                              });
+        case Value::Kind::Date:
+            return a.as_date() == b.as_date();
+        case Value::Kind::ObjectId:
+            return a.as_objectid().bytes == b.as_objectid().bytes;
+    }
+    return false;
+}
 
 std::string to_json_text(const Value &v) {
     std::string out;

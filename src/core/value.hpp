@@ -85,6 +85,12 @@ struct Member {
     Value value;
 };
 
+// Values as written: key order and number texts count ("1.0" is not
+// "1"). Two values spelled alike are equal; equal values may be spelled
+// differently. A cheap first test before comparing values by meaning.
+size_t spelling_hash(const Value &v);
+bool spelled_alike(const Value &a, const Value &b);
+
 // The value as JSON text (dates as {"$date": "<canonical>"}, ObjectIds as
 // their hex string), e.g. for a literal in generated SQL.
 std::string to_json_text(const Value &v);

@@ -132,6 +132,62 @@ TEST(Number, ExactDoubleMatchesRoundTrip) {
     EXPECT_EQ(exact_number("12.5").real, 12.5);
     EXPECT_FALSE(exact_number("0.10000000000000000001").real.has_value());
 }
+// exact_number reads plain texts (-?digits(.digits)?, at most 15
+// significant digits) in place: it must agree with exact_int64 and
+// exact_double, which go through a Decimal, on those and on their
+// neighbours just past the shortcut.
+TEST(Number, ExactNumberOfPlainTextsMatchesDecimal) {
+    std::mt19937_64 random(27);
+    std::vector<std::string> texts = {"0",
+                                      "-0",
+                                      "0.0",
+                                      "-0.000",
+                                      "1.0",
+                                      "10",
+                                      "-1.50",
+                                      "0.001",
+                                      "00012",
+                                      "123456789012345678",
+                                      "1234567890123456789",
+                                      "-999999999999999999",
+                                      "0.123456789012345",
+                                      "0.1234567890123456",
+                                      "123456789.012345",
+                                      "1234567890.123456",
+                                      ".5",
+                                      "5.",
+                                      "-",
+                                      "1.2.3",
+                                      "+1",
+                                      "1e5",
+                                      ""};
+    for (int i = 0; i < 40000; i++) {
+        std::string text = random() % 4 == 0 ? "-" : "";
+        int whole = static_cast<int>(random() % 21);
+        int fraction = static_cast<int>(random() % 21);
+        for (int k = 0; k < whole; k++)
+            text +=
+                static_cast<char>('0' + (k == 0 && whole > 1 ? random() % 2 * 7 : random() % 10));
+        if (whole == 0)
+            text += '0';
+        if (fraction > 0) {
+            text += '.';
+            for (int k = 0; k < fraction; k++)
+                text += static_cast<char>('0' + (random() % 3 == 0 ? 0 : random() % 10));
+        }
+        texts.push_back(text);
+    }
+    for (const std::string &text : texts) {
+        ExactNumber got = exact_number(text);
+        std::optional<int64_t> integer = exact_int64(text);
+        std::optional<double> real = integer ? std::nullopt : exact_double(text);
+        EXPECT_EQ(got.integer, integer) << text;
+        ASSERT_EQ(got.real.has_value(), real.has_value()) << text;
+        if (real) {
+            EXPECT_EQ(std::memcmp(&*got.real, &*real, sizeof(double)), 0) << text;
+        }
+    }
+}
 
 TEST(Compare, TypeOrder) {
     // null < number < string < object < array < objectid < boolean < date
@@ -198,6 +254,43 @@ TEST(Schema, TypeClassesPerLevel) {
     EXPECT_FALSE(s.compatible(obj({{"o", obj({{"b", num("1")}})}})));  // nested
     EXPECT_FALSE(s.compatible(obj({{"arr", Value::array({Value::string("1")})}})));
     EXPECT_TRUE(s.compatible(obj({{"arr", Value::array({num("1"), Value::string("new index")})}})));
+}
+
+// A stored bucket's state is read column by column: the rollover
+// decisions must be those of the state built measurement by measurement.
+TEST(Schema, StateFromColumnsDecidesAsFromMeasurements) {
+    std::vector<Value> measurements = {
+        obj({{"t", Value::date(1)}, {"a", num("1")}, {"o", obj({{"b", Value::string("x")}})}}),
+        obj({{"t", Value::date(2)}, {"arr", Value::array({num("1"), Value::null()})}}),
+        obj({{"t", Value::date(3)}, {"o", obj({{"c", Value::boolean(true)}})}, {"a", num("2")}}),
+        obj({{"t", Value::date(4)}, {"arr", Value::array({num("3")})}})};
+    BucketState by_measurement(0);
+    BucketData data;
+    for (const Value &m : measurements) {
+        by_measurement.add(m, 40);
+        data.append(m, 40);
+    }
+    BucketState by_column(0);
+    by_column.add(BucketData::decode(data.encode()));
+    EXPECT_EQ(by_column.count(), by_measurement.count());
+    EXPECT_EQ(by_column.size(), by_measurement.size());
+    BucketingLimits limits;
+    std::vector<Value> probes = {
+        obj({{"a", num("5")}}),
+        obj({{"a", Value::string("5")}}),
+        obj({{"o", obj({{"b", num("1")}})}}),
+        obj({{"o", obj({{"c", Value::boolean(false)}, {"b", Value::string("y")}})}}),
+        obj({{"o", num("1")}}),
+        obj({{"arr", Value::array({num("1"), Value::string("n")})}}),
+        obj({{"arr", Value::array({num("1"), Value::null(), Value::string("new")})}}),
+        obj({{"new", Value::array()}})};
+    for (const Value &probe : probes) {
+        Measurement m{5, probe, 40};
+        EXPECT_EQ(by_column.decide(m, limits).reason, by_measurement.decide(m, limits).reason)
+            << to_json_text(probe);
+    }
+    EXPECT_EQ(by_column.decide(Measurement{5, probes[1], 40}, limits).reason,
+              Rollover::SchemaChange);
 }
 
 TEST(Bucketing, RoundingBefore1970AndAfter2106) {

@@ -108,19 +108,39 @@ struct CarriedBucket {
 
 // One statement's measurements for one collection.
 struct PendingInsert {
+    explicit PendingInsert(CollectionInfo collection) : info(std::move(collection)) {}
+
     CollectionInfo info;
     std::vector<SeriesBatch> series;
-    std::unordered_map<std::string, size_t> index;
+    std::unordered_map<std::string, size_t> index;  // by series key
+    // By the spelling of the series' first meta: rows of one series mostly
+    // spell their meta alike, and a spelling is found without building its
+    // series key.
+    std::unordered_multimap<size_t, size_t> by_spelling;
     uint64_t bytes = 0;
     std::vector<CarriedBucket> carried;
 
     void add(PreparedMeasurement p) {
-        std::string key = series_key(p.meta);
-        auto [it, inserted] = index.try_emplace(key, series.size());
-        if (inserted)
-            series.push_back(SeriesBatch{std::move(key), std::move(p.meta), {}});
+        size_t at = series_of(std::move(p.meta));
         bytes += p.measurement.bson_size;
-        series[it->second].measurements.push_back(std::move(p.measurement));
+        series[at].measurements.push_back(std::move(p.measurement));
+    }
+
+    size_t series_of(std::optional<Value> meta) {
+        size_t spelling = meta ? spelling_hash(*meta) : 0;
+        auto [first, last] = by_spelling.equal_range(spelling);
+        for (auto it = first; it != last; ++it) {
+            const std::optional<Value> &known = series[it->second].meta;
+            if (known.has_value() == meta.has_value() && (!meta || spelled_alike(*known, *meta)))
+                return it->second;
+        }
+        std::string key = series_key(meta);
+        auto [it, inserted] = index.try_emplace(key, series.size());
+        if (inserted) {
+            series.push_back(SeriesBatch{std::move(key), std::move(meta), {}});
+            by_spelling.emplace(spelling, it->second);
+        }
+        return it->second;
     }
 
     // Writes what was gathered (defined below, with the writer); at the
@@ -536,6 +556,7 @@ void PendingInsert::flush(bool end) {
     carried = BucketWriter(info).run(series, std::move(carried), end);
     series.clear();
     index.clear();
+    by_spelling.clear();
     bytes = 0;
 }
 
@@ -545,7 +566,7 @@ PendingInsert &pending_for(Oid view) {
     auto it = pending.find(view);
     if (it == pending.end()) {
         CollectionInfo info = lookup_collection(view);
-        it = pending.emplace(view, PendingInsert{std::move(info), {}, {}, 0, {}}).first;
+        it = pending.emplace(view, PendingInsert(std::move(info))).first;
     }
     return it->second;
 }
@@ -644,8 +665,7 @@ void note_statement_end(const QueryDesc *query) {
 }
 
 MeasurementBatch::MeasurementBatch(Oid view)
-    : pending_(
-          std::make_unique<PendingInsert>(PendingInsert{lookup_collection(view), {}, {}, 0, {}})) {}
+    : pending_(std::make_unique<PendingInsert>(lookup_collection(view))) {}
 
 MeasurementBatch::~MeasurementBatch() = default;
 
