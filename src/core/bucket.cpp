@@ -64,8 +64,6 @@ Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field)
 Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field, BucketData data)
     : id_(id), state_(min_time), time_field_(std::move(time_field)), data_(std::move(data)) {
     state_.add(data_);
-    for (const Value &fields : data_.measurements())
-        summarise(fields);
 }
 
 void Bucket::append(const Measurement &m) {
@@ -73,7 +71,6 @@ void Bucket::append(const Measurement &m) {
 }
 
 void Bucket::append(Measurement &&m) {
-    summarise(m.fields);
     state_.add(m.fields, m.bson_size);
     data_.append(std::move(m.fields), m.bson_size);
 }
@@ -81,6 +78,7 @@ void Bucket::append(Measurement &&m) {
 void Bucket::pack() {
     if (data_.count() == 0)
         return;
+    summarise(min_, max_);
     packed_.push_back(data_.encode());
     packed_.back().shrink_to_fit();
     packed_bytes_ += packed_.back().size();
@@ -99,14 +97,17 @@ std::string Bucket::encode() const {
     return whole.encode();
 }
 
-void Bucket::summarise(const Value &fields) {
-    fold_min(min_, fields);
-    fold_max(max_, fields);
+void Bucket::summarise(Value &min, Value &max) const {
+    for (const BucketColumn &column : data_.columns()) {
+        fold_min(min, column.name, column.values);
+        fold_max(max, column.name, column.values);
+    }
 }
 
 Value Bucket::control() const {
     Value min = min_;
     Value max = max_;
+    summarise(min, max);
     // control.min.<time> is the bucket's rounded start, not its earliest
     // measurement; the time field is written as the canonical text
     // (doc/REFERENCE.md, How measurements map to doc).

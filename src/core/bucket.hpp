@@ -113,7 +113,10 @@ class Bucket {
     std::string encode() const;
 
   private:
-    void summarise(const Value &fields);
+    // Folds the measurements held as values into control.min and max,
+    // column by column (a column's values are in measurement order, so the
+    // summaries are those of folding measurement by measurement).
+    void summarise(Value &min, Value &max) const;
 
     ObjectId id_;
     BucketState state_;
@@ -121,6 +124,7 @@ class Bucket {
     BucketData data_;
     std::vector<std::string> packed_;  // encoded runs of the first measurements
     uint64_t packed_bytes_ = 0;
+    // control.min and max of the packed measurements.
     Value min_ = Value::object();
     Value max_ = Value::object();
 };

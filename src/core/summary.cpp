@@ -43,6 +43,21 @@ void fold(Value &summary, const Value &v, int direction) {
     }
 }
 
+void fold_field(Value &summary, const std::string &name, const std::vector<Value> &values,
+                int direction) {
+    if (values.empty())
+        return;
+    size_t from = 0;
+    Value::Object &fields = summary.as_object();
+    Value *existing = find_member(fields, fields.size(), name);
+    if (existing == nullptr) {
+        fields.push_back(Member{name, values[from++]});
+        existing = &fields.back().value;
+    }
+    for (size_t i = from; i < values.size(); i++)
+        fold(*existing, values[i], direction);
+}
+
 }  // namespace
 
 void fold_min(Value &summary, const Value &v) {
@@ -51,6 +66,14 @@ void fold_min(Value &summary, const Value &v) {
 
 void fold_max(Value &summary, const Value &v) {
     fold(summary, v, +1);
+}
+
+void fold_min(Value &summary, const std::string &field, const std::vector<Value> &values) {
+    fold_field(summary, field, values, -1);
+}
+
+void fold_max(Value &summary, const std::string &field, const std::vector<Value> &values) {
+    fold_field(summary, field, values, +1);
 }
 
 bool Schema::compatible(const Value &measurement) const {

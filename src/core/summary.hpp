@@ -16,6 +16,10 @@ namespace tscoll {
 // the smaller (or larger) value in MongoDB's order.
 void fold_min(Value &summary, const Value &v);
 void fold_max(Value &summary, const Value &v);
+// The same for the values of one field, in measurement order: as folding
+// the measurements they come from.
+void fold_min(Value &summary, const std::string &field, const std::vector<Value> &values);
+void fold_max(Value &summary, const std::string &field, const std::vector<Value> &values);
 
 // The type class of every field seen so far, per nesting level.
 class Schema {

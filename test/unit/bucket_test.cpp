@@ -293,6 +293,30 @@ TEST(Schema, StateFromColumnsDecidesAsFromMeasurements) {
               Rollover::SchemaChange);
 }
 
+// A bucket summarises its fields column by column when its control is
+// asked for: the same control.min and max, member order included, as
+// folding measurement by measurement, also for fields whose type changes.
+TEST(Summary, ColumnWiseAsMeasurementWise) {
+    std::vector<Value> measurements = {
+        obj({{"t", Value::date(1)}, {"a", num("1.50")}, {"o", obj({{"b", Value::string("x")}})}}),
+        obj({{"t", Value::date(2)}, {"arr", Value::array({num("1"), Value::null()})}}),
+        obj({{"t", Value::date(3)}, {"o", obj({{"c", Value::boolean(true)}})}, {"a", num("1.5")}}),
+        obj({{"t", Value::date(4)}, {"arr", Value::array({num("3")})}, {"a", Value::string("s")}}),
+        obj({{"t", Value::date(5)}, {"o", num("7")}, {"a", num("-1e3")}})};
+    Bucket bucket(ObjectId{}, 0, "t");
+    Value min = Value::object(), max = Value::object();
+    for (const Value &m : measurements) {
+        bucket.append(Measurement{m.find("t")->as_date(), m, 40});
+        fold_min(min, m);
+        fold_max(max, m);
+    }
+    Value control = bucket.control();
+    min.as_object()[0].value = Value::string("1970-01-01T00:00:00.000Z");
+    max.as_object()[0].value = Value::string(format_canonical_date(5));
+    EXPECT_EQ(to_json_text(*control.find("min")), to_json_text(min));
+    EXPECT_EQ(to_json_text(*control.find("max")), to_json_text(max));
+}
+
 TEST(Bucketing, RoundingBefore1970AndAfter2106) {
     EXPECT_EQ(bucket_start(59 * kSecond + 999999, 60), 0);
     EXPECT_EQ(bucket_start(-1, 60), -60 * kSecond);
