@@ -231,3 +231,37 @@ SELECT q, in_order('ties', q) = in_order('ties_plain', q) AS same
                   ORDER BY t, (doc->>'i')::int LIMIT 11$$))
        AS queries(q);
 SELECT t, (doc->>'i')::int AS i FROM ties ORDER BY t, i LIMIT 12;
+
+-- With the time as the Sort's only key, a row at the bound of the bucket
+-- read last may go: no row to come is later, and ties are in no order. So
+-- the latest row of each series comes from its latest bucket alone
+-- (Buckets: read=4 for 4 series), and every LIMIT returns the times the
+-- plain table's does.
+CREATE FUNCTION buckets_read(query text) RETURNS SETOF text LANGUAGE plpgsql AS
+$$
+DECLARE
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+        IF line ~ 'TscollTimeMerge|Buckets:' THEN
+            RETURN NEXT regexp_replace(line, '\(actual.*\)', '');
+        END IF;
+    END LOOP;
+END
+$$;
+SELECT buckets_read($$
+SELECT v.s, l.t FROM (VALUES ('0'), ('1'), ('2'), ('3')) AS v(s),
+       LATERAL (SELECT t FROM tm WHERE m->>'s' = v.s ORDER BY t DESC LIMIT 1) l$$);
+SELECT v.s, l.t FROM (VALUES ('0'), ('1'), ('2'), ('3')) AS v(s),
+       LATERAL (SELECT t FROM tm WHERE m->>'s' = v.s ORDER BY t DESC LIMIT 1) l
+EXCEPT ALL
+SELECT v.s, l.t FROM (VALUES ('0'), ('1'), ('2'), ('3')) AS v(s),
+       LATERAL (SELECT t FROM tm_plain WHERE m->>'s' = v.s ORDER BY t DESC LIMIT 1) l;
+SELECT k, d,
+       (SELECT array_agg(t) FROM (SELECT t FROM tm WHERE m->>'s' = '2' ORDER BY t DESC LIMIT k) x)
+     = (SELECT array_agg(t) FROM (SELECT t FROM tm_plain WHERE m->>'s' = '2' ORDER BY t DESC LIMIT k) x)
+       AS same_desc,
+       (SELECT array_agg(t) FROM (SELECT t FROM tm ORDER BY t LIMIT k OFFSET d) x)
+     = (SELECT array_agg(t) FROM (SELECT t FROM tm_plain ORDER BY t LIMIT k OFFSET d) x)
+       AS same_asc
+  FROM (VALUES (1, 0), (2, 0), (7, 3), (60, 10)) AS limits(k, d);

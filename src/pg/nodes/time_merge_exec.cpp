@@ -530,6 +530,17 @@ void sort_the_rest(TimeMergeState *merge) {
     merge->overflowed = true;
 }
 
+// Whether the first head may be returned: it precedes the bound of the
+// last bucket read, so no row to come precedes it. With the time as the
+// Sort's only key, a head at the bound goes too (the rows to come are no
+// later, and ties are in no order), so that a LIMIT 1 of the latest row
+// needs no second bucket.
+bool head_may_go(const TimeMergeState *merge, Datum time) {
+    if (merge->nkeys == 1)
+        return !time_precedes(merge, merge->frontier, time);
+    return time_precedes(merge, time, merge->frontier);
+}
+
 TupleTableSlot *next_row(ScanState *node) {
     auto *merge = reinterpret_cast<TimeMergeState *>(node);
     if (merge->overflow != nullptr) {
@@ -538,9 +549,17 @@ TupleTableSlot *next_row(ScanState *node) {
         return ExecClearTuple(merge->css.ss.ss_ScanTupleSlot);
     }
     for (;;) {
+        // Under a LIMIT, an open run holding the rows it keeps, alone, goes
+        // to the heap now if its head may go: a LIMIT 1 of the latest row
+        // then returns it without reading the next bucket.
+        Run *open = merge->open;
+        if (merge->heap_size == 0 && open != nullptr && merge->rows_needed > 0 &&
+            open->count >= merge->rows_needed &&
+            head_may_go(merge, row_values(merge, open, open->next)[merge->key_columns[0] - 1]))
+            close_open_run(merge);
         if (merge->heap_size > 0) {
             Datum time = TimestampTzGetDatum(merge->heap[0]->head_time);
-            if (merge->loop_done || time_precedes(merge, time, merge->frontier))
+            if (merge->loop_done || head_may_go(merge, time))
                 return take_first(merge);
         }
         if (merge->loop_done)
