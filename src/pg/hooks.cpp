@@ -122,9 +122,15 @@ void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bo
         else
             standard_ExecutorRun(query, direction, count, execute_once);
     }
-    PG_FINALLY();
-    { tscoll::pg::counted_modification = saved; }
+    PG_CATCH();
+    {
+        tscoll::pg::counted_modification = saved;
+        if (translated)
+            tscoll::pg::reword_moved_rows_error(query->estate->es_query_cxt);
+        PG_RE_THROW();
+    }
     PG_END_TRY();
+    tscoll::pg::counted_modification = saved;
     if (translated)
         query->estate->es_processed = counted.measurements;
 }

@@ -2,7 +2,7 @@
 # Crash recovery (issue 9), in an instance of its own: 4 clients insert
 # (some transactions rolled back), a fifth inserts and DELETEs part of a
 # series, a sixth inserts expired data and runs TTL passes while the TTL
-# monitor runs too; then the postmaster and all its children are killed
+# monitor runs too, a seventh folds tails over and over; then the postmaster and all its children are killed
 # with SIGKILL, the server restarts (crash recovery), and crash_checks.sql
 # compares the collection with what the clients saw acknowledged. Then
 # inserts must go into the reopened buckets. Prints one "ok"/"not ok" line
@@ -55,7 +55,8 @@ deleter_script() {
         for (b = 0; b < 50000; b++) {
             printf "INSERT INTO c (t, m, doc) SELECT timestamptz '"'"'%s'"'"' + (%d * 20 + v) * interval '"'"'10 ms'"'"', '"'"'\"doomed\"'"'"', jsonb_build_object('"'"'b'"'"', %d, '"'"'v'"'"', v) FROM generate_series(0, 19) v;\n", base, b, b
             printf "\\echo inserted %d\n", b
-            print "DELETE FROM c WHERE m = '"'"'\"doomed\"'"'"' AND (doc->>'"'"'v'"'"')::int % 2 = 0;"
+            # Retried on 40001: a fold of the tails it read may commit while it waits.
+            print "DO $$ BEGIN FOR attempt IN 1..10 LOOP BEGIN DELETE FROM c WHERE m = '"'"'\"doomed\"'"'"' AND (doc->>'"'"'v'"'"')::int % 2 = 0; EXIT; EXCEPTION WHEN serialization_failure THEN NULL; END; END LOOP; END $$;"
             printf "\\echo deleted %d\n", b
         }
     }'
@@ -73,6 +74,12 @@ expirer_script() {
     }'
 }
 
+# Folds every bucket's tails again and again, so that the kill may come
+# while a fold (bucket row rewritten, tails deleted) is in progress.
+folder_script() {
+    for _ in $(seq 1 20000); do echo "SELECT tscoll.fold_tails('c') AS folded \gset"; echo '\echo :folded'; done
+}
+
 # Half an hour ago: far from expiring (1 hour), whatever the clients reach.
 BASE=$(date -u -d '-30 min' '+%Y-%m-%d %H:%M:%S+00')
 for k in 1 2 3 4; do
@@ -80,8 +87,9 @@ for k in 1 2 3 4; do
 done
 deleter_script >"$WORK/deleter.sql"
 expirer_script >"$WORK/expirer.sql"
+folder_script >"$WORK/folder.sql"
 pids=()
-for name in client_1 client_2 client_3 client_4 deleter expirer; do
+for name in client_1 client_2 client_3 client_4 deleter expirer folder; do
     "${PSQL[@]}" -d crash -f "$WORK/$name.sql" >"$LOGS/$name.log" 2>"$LOGS/$name.err" &
     pids+=($!)
 done

@@ -505,6 +505,26 @@ bool start_translated_run(QueryDesc *query, ModificationCount *counted) {
     return true;
 }
 
+void reword_moved_rows_error(MemoryContext context) {
+    MemoryContext error_context = MemoryContextSwitchTo(context);
+    ErrorData *error = CopyErrorData();
+    bool moved = error->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE &&
+                 error->message != nullptr &&
+                 strstr(error->message, "moved to another partition") != nullptr;
+    FreeErrorData(error);
+    if (!moved) {
+        MemoryContextSwitchTo(error_context);
+        return;
+    }
+    FlushErrorState();
+    ereport(ERROR,
+            (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+             errmsg("could not serialize access due to a concurrent fold of a bucket's tails"),
+             errdetail("Measurements the statement read were moved into their bucket's row by a "
+                       "transaction that committed while it waited."),
+             errhint("Run the statement again.")));
+}
+
 void parse_cached_statements_again() {
     ResetPlanCache();
 }

@@ -36,6 +36,14 @@ void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedR
 // return) measurements. False for any other statement.
 bool start_translated_run(QueryDesc *query, ModificationCount *counted);
 
+// Called while a translated statement's error is being raised (in a
+// PG_CATCH, `context` not ErrorContext): a statement that waited for a
+// fold of the tails it read finds them deleted as rows moved elsewhere
+// (write/bucket_store.cpp), which PostgreSQL words as a row moved to
+// another partition; that error is raised again in the collection's words,
+// with its SQLSTATE (40001). Any other error is left to be re-thrown.
+void reword_moved_rows_error(MemoryContext context);
+
 // When the library is loaded after a session has parsed statements.
 void parse_cached_statements_again();
 

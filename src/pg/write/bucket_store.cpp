@@ -11,6 +11,9 @@ extern "C" {
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "access/detoast.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
 #include "utils/timestamp.h"
 }
 
@@ -463,11 +466,39 @@ void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
     cached.stored_bytes = data.size();
     cached.row = column_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1).value_or("");
     MemoryContextReset(row_context_);
-    if (tails > 0 &&
-        run_tails("DELETE FROM ", "", bucket.id(), bucket.min_time(), meta, 1) != tails)
+    if (tails > 0)
+        delete_folded_tails(bucket, tails, meta);
+    cache(info_.bucket_table, cached);
+}
+
+// A folded tail is deleted as a row moved elsewhere, as PostgreSQL deletes
+// a row an UPDATE moves to another partition: a DELETE through the view
+// that read the tail before the fold committed, and waited for it, then
+// fails with a serialization failure (40001) to be retried, rather than
+// skip the tail and leave its measurements, now in the bucket row, alone.
+void BucketStore::delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
+    if (run_tails("SELECT ctid FROM ", "", bucket.id(), bucket.min_time(), meta, 1) != tails)
         throw Error(ErrorCode::Internal,
                     "a tail of bucket " + bucket.id().to_hex() + " changed while locked");
-    cache(info_.bucket_table, cached);
+    std::vector<ItemPointerData> rows(tails);
+    for (uint32_t i = 0; i < tails; i++) {
+        bool isnull = false;
+        Datum tid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+        rows[i] = *reinterpret_cast<ItemPointer>(DatumGetPointer(tid));
+    }
+    pg_call([&] {
+        Relation relation = table_open(info_.bucket_table, RowExclusiveLock);
+        for (ItemPointerData &row : rows) {
+            TM_FailureData failure;
+            TM_Result result =
+                table_tuple_delete(relation, &row, GetCurrentCommandId(true), GetActiveSnapshot(),
+                                   InvalidSnapshot, true, &failure, true);
+            if (result != TM_Ok)
+                elog(ERROR, "a tail of a bucket being folded changed while locked");
+        }
+        table_close(relation, NoLock);
+        CommandCounterIncrement();
+    });
 }
 
 }  // namespace tscoll::pg

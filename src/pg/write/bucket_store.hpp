@@ -104,6 +104,7 @@ class BucketStore {
     void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data,
                     StoredBucket cached);
     void insert_new_rows();
+    void delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta);
     BucketData decode_stored(const ObjectId &id, Datum data) const;
     uint64 run_tails(const char *select, const char *rest, const ObjectId &id, UnixMicros min_time,
                      Jsonb *meta, int64_t from_seq);
