@@ -729,3 +729,41 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Expiry runs its DELETE again when a concurrent fold moved the tails it read.
+CREATE OR REPLACE FUNCTION tscoll._expire(c tscoll.collections, now timestamptz, expire_after_seconds bigint,
+                               predicate text, batch_size integer DEFAULT NULL) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    seconds numeric := expire_after_seconds::numeric + c.bucket_max_span_seconds;
+    expired text := 'min_time <= $1' || coalesce(' AND (' || predicate || ')', '');
+    deleted bigint;
+BEGIN
+    -- Beyond the range of timestamptz nothing can have expired.
+    IF seconds > 200000000000 THEN
+        RETURN 0;
+    END IF;
+    -- A fold that commits while the DELETE waits for it moves the tails the
+    -- DELETE read into their bucket's row (doc/ARCHITECTURE.md, Tails): the
+    -- DELETE then fails with 40001, and runs again with a new snapshot.
+    FOR attempt IN 1..10 LOOP
+        BEGIN
+            IF batch_size IS NULL THEN
+                EXECUTE format('DELETE FROM %s WHERE %s', c.bucket_table, expired)
+                  USING now - make_interval(secs => seconds::double precision);
+            ELSE
+                EXECUTE format('DELETE FROM %1$s WHERE _id IN (SELECT _id FROM %1$s WHERE %2$s LIMIT %3$s)',
+                               c.bucket_table, expired, batch_size)
+                  USING now - make_interval(secs => seconds::double precision);
+            END IF;
+            GET DIAGNOSTICS deleted = ROW_COUNT;
+            RETURN deleted;
+        EXCEPTION WHEN serialization_failure THEN
+            IF attempt = 10 THEN
+                RAISE;
+            END IF;
+        END;
+    END LOOP;
+END
+$$;
