@@ -64,6 +64,13 @@ class BucketState {
     void add(const Value &fields, uint64_t bson_size);
     // Adds every measurement of `data`.
     void add(const BucketData &data);
+    // Counts measurements that add nothing to the schema (their fields
+    // are all known), without reading them.
+    void add_counted(uint32_t count, uint64_t size) {
+        count_ += count;
+        size_ += size;
+    }
+    uint64_t schema_fingerprint() const { return schema_.fingerprint(); }
 
   private:
     UnixMicros min_time_;

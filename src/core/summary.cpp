@@ -1,5 +1,7 @@
 #include "core/summary.hpp"
 
+#include <functional>
+
 #include "core/compare.hpp"
 
 namespace tscoll {
@@ -90,6 +92,19 @@ void Schema::add_field(const std::string &name, const std::vector<Value> &values
         node = &root_.fields.emplace_back(name, Node{}).second;
     for (const Value &v : values)
         add(*node, v);
+}
+
+uint64_t Schema::fingerprint(const Node &node) {
+    auto mix = [](uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001b3ull; };
+    uint64_t h = mix(0xcbf29ce484222325ull, static_cast<uint64_t>(node.type_class + 1));
+    // Fields summed, so that their order does not count; elements in order.
+    uint64_t fields = 0;
+    for (const auto &[name, child] : node.fields)
+        fields += mix(std::hash<std::string>()(name), fingerprint(child));
+    h = mix(h, fields);
+    for (const Node &element : node.elements)
+        h = mix(h, fingerprint(element));
+    return h;
 }
 
 template <typename N>

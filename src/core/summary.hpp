@@ -3,6 +3,7 @@
 // bucket (doc/REFERENCE.md, Bucketing: rule 5, schema change).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ class Schema {
     // Records one field's values, in measurement order, as adding the
     // measurements they come from would (once a measurement was added).
     void add_field(const std::string &name, const std::vector<Value> &values);
+    // Equal for equal schemas, whatever order their fields were seen in.
+    uint64_t fingerprint() const { return fingerprint(root_); }
 
   private:
     struct Node {
@@ -43,6 +46,7 @@ class Schema {
     template <typename N>
     static N *child(N &node, size_t hint, const std::string &key);
     static bool compatible(const Node &node, const Value &v);
+    static uint64_t fingerprint(const Node &node);
     static void add(Node &node, const Value &v);
     Node root_;
 };

@@ -291,6 +291,17 @@ TEST(Schema, StateFromColumnsDecidesAsFromMeasurements) {
     }
     EXPECT_EQ(by_column.decide(Measurement{5, probes[1], 40}, limits).reason,
               Rollover::SchemaChange);
+    // The fingerprint ignores the order fields were seen in, and changes
+    // with a new field or element, not with more values of known ones.
+    EXPECT_EQ(by_column.schema_fingerprint(), by_measurement.schema_fingerprint());
+    uint64_t before = by_measurement.schema_fingerprint();
+    by_measurement.add(obj({{"t", Value::date(6)}, {"a", num("7")}}), 40);
+    EXPECT_EQ(by_measurement.schema_fingerprint(), before);
+    by_measurement.add(obj({{"t", Value::date(7)}, {"o", obj({{"d", num("1")}})}}), 40);
+    EXPECT_NE(by_measurement.schema_fingerprint(), before);
+    before = by_measurement.schema_fingerprint();
+    by_measurement.add(obj({{"arr", Value::array({num("1"), Value::null(), num("2")})}}), 40);
+    EXPECT_NE(by_measurement.schema_fingerprint(), before);
 }
 
 // A bucket summarises its fields column by column when its control is

@@ -36,7 +36,7 @@ struct SeriesSlot {
     bool has_open;
     uint8 n_archived;
     BucketRef open;
-    int64 open_next_seq;
+    OpenSummary open_summary;
     BucketRef archived[kMaxArchived];
 };
 
@@ -285,7 +285,7 @@ SeriesState series(Oid bucket_table, const std::string &key) {
     slot->last_used = ++header->clock;
     if (slot->has_open) {
         state.open = slot->open;
-        state.open_next_seq = slot->open_next_seq;
+        state.open_summary = slot->open_summary;
     }
     state.archived.assign(slot->archived, slot->archived + slot->n_archived);
     return state;
@@ -307,7 +307,7 @@ void store_series(Oid bucket_table, const std::string &key, const SeriesState &s
     slot->has_open = state.open.has_value();
     if (state.open)
         slot->open = *state.open;
-    slot->open_next_seq = state.open ? state.open_next_seq : 0;
+    slot->open_summary = state.open ? state.open_summary : OpenSummary{};
     slot->n_archived = static_cast<uint8>(n_archived);
     std::copy(newest_archived, newest_archived + n_archived, slot->archived);
 }

@@ -32,14 +32,24 @@ struct BucketRef {
 // through the bucket table's index.
 constexpr size_t kMaxArchived = 8;
 
+// The open bucket as its last writer left it (next_seq 0: not known).
+// Writers of a bucket hold its row lock, and a transaction that aborts
+// makes the catalog forget what it stored, so with a shared catalog a
+// writer that gets the lock finds here whether tails were appended since it
+// last read the bucket, and, when they added no field to its schema, its
+// state with them, without reading them.
+struct OpenSummary {
+    int64_t next_seq = 0;  // the seq its next tail gets
+    uint32_t count = 0;
+    uint64_t size = 0;          // BucketState::size
+    uint64_t stored_bytes = 0;  // StoredBucket::stored_bytes
+    uint32_t tails = 0;
+    uint64_t schema = 0;  // Schema::fingerprint
+};
+
 struct SeriesState {
     std::optional<BucketRef> open;
-    // The seq the open bucket's next tail gets, as its last writer left it
-    // (0: not known). Writers of a bucket hold its row lock, and a
-    // transaction that aborts makes the catalog forget what it stored, so
-    // with a shared catalog a writer that gets the lock finds here whether
-    // tails were appended since it last read the bucket.
-    int64_t open_next_seq = 0;
+    OpenSummary open_summary;
     std::vector<BucketRef> archived;  // at most kMaxArchived, oldest first
 };
 

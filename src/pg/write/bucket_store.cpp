@@ -17,6 +17,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -199,10 +200,36 @@ void cache(Oid bucket_table, const StoredBucket &stored) {
     cached_states.insert_or_assign(cache_key(bucket_table, stored.id), stored);
 }
 
+// The tails appended since `stored` was cached, counted from the shared
+// catalog's summary without being read: only when the summary is ahead of
+// the state and the tails added no field to the schema (the fingerprints
+// agree), so that the state with them is the summary's.
+bool count_unread_tails(StoredBucket &stored, const catalog::OpenSummary &known) {
+    const BucketState &state = stored.state;
+    if (known.next_seq <= stored.next_seq || known.tails < stored.tails ||
+        known.count < state.count() || known.size < state.size() ||
+        known.schema != state.schema_fingerprint())
+        return false;
+    stored.state.add_counted(known.count - state.count(), known.size - state.size());
+    stored.next_seq = known.next_seq;
+    stored.tails = known.tails;
+    stored.stored_bytes = known.stored_bytes;
+    return true;
+}
+
 }  // namespace
 
-std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta,
-                                              const std::function<int64_t()> &next_seq) {
+catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
+    auto it = cached_states.find(cache_key(bucket_table, id));
+    if (it == cached_states.end())
+        return {};
+    const StoredBucket &s = it->second;
+    return {s.next_seq,     s.state.count(), s.state.size(),
+            s.stored_bytes, s.tails,         s.state.schema_fingerprint()};
+}
+
+std::optional<StoredBucket> BucketStore::load(
+    const ObjectId &id, Jsonb *meta, const std::function<catalog::OpenSummary()> &summary) {
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
     std::string query =
@@ -242,17 +269,22 @@ std::optional<StoredBucket> BucketStore::load(const ObjectId &id, Jsonb *meta,
     const char *tails =
         "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text || xmin FROM ";
     // Asked only now: the last writer stored it before it released the lock.
-    int64_t known = fresh ? 0 : next_seq();
-    bool current = known != 0 && known == stored.next_seq;
+    catalog::OpenSummary known = fresh ? catalog::OpenSummary{} : summary();
+    bool current = (known.next_seq != 0 && known.next_seq == stored.next_seq) ||
+                   count_unread_tails(stored, known);
     uint64 n = current ? 0 : run_tails(tails, " ORDER BY seq", id, min_time, meta, stored.next_seq);
+    bool all_versions = stored.tail_versions == stored.tails;
     for (uint64 i = 0; i < n; i++) {
         HeapTuple tail = SPI_tuptable->vals[i];
         stored.next_seq = DatumGetInt64(SPI_getbinval(tail, SPI_tuptable->tupdesc, 1, &isnull)) + 1;
         Datum tail_data = SPI_getbinval(tail, SPI_tuptable->tupdesc, 2, &isnull);
         stored.state.add(decode_stored(id, tail_data));
         stored.stored_bytes += pg_call([&] { return toast_raw_datum_size(tail_data) - VARHDRSZ; });
-        stored.tail_rows += column_text(tail, SPI_tuptable->tupdesc, 3).value_or("");
-        stored.tail_rows += ' ';
+        if (all_versions) {
+            stored.tail_rows += column_text(tail, SPI_tuptable->tupdesc, 3).value_or("");
+            stored.tail_rows += ' ';
+            stored.tail_versions++;
+        }
     }
     stored.tails += static_cast<uint32_t>(n);
     cache(info_.bucket_table, stored);
@@ -268,9 +300,14 @@ std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jso
             "SELECT ctid::text || xmin AS version, "
             "(control->'tail'->>'seq')::int8 AS seq FROM ";
         run_tails(locked, " FOR UPDATE SKIP LOCKED) t", id, min_time, meta, 1);
+        // Every tail locked, the first ones (whose versions the state
+        // counted) unchanged; the others were counted from the shared
+        // catalog, and their data is read below as it is now.
         std::optional<std::string> rows =
             column_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-        if (!rows || stored.tail_rows != *rows) {
+        if (!rows ||
+            std::count(rows->begin(), rows->end(), ' ') != static_cast<long>(stored.tails) ||
+            rows->compare(0, stored.tail_rows.size(), stored.tail_rows) != 0) {
             cached_states.erase(cache_key(info_.bucket_table, id));
             return std::nullopt;
         }
@@ -441,10 +478,12 @@ void BucketStore::insert_new_rows() {
         StoredBucket &cached = new_rows_.cached[i];
         std::string version =
             column_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1).value_or("");
-        if (cached.row.empty())
+        if (cached.row.empty()) {
             cached.row = std::move(version);  // a new bucket's own row
-        else
+        } else if (cached.tail_versions + 1 == cached.tails) {
             cached.tail_rows += version + ' ';
+            cached.tail_versions++;
+        }
         cache(info_.bucket_table, cached);
     }
     new_rows_ = NewRows();

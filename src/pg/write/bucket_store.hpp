@@ -61,12 +61,18 @@ Float8Columns decode_bucket_float8(const ObjectId &id, bytea *data, const std::s
 struct StoredBucket {
     ObjectId id;
     BucketState state;
-    uint32_t tails = 0;         // tail rows
-    int64_t next_seq = 1;       // the seq of the next tail
-    uint64_t stored_bytes = 0;  // data bytes of the row and its tails
-    std::string tail_rows;      // the tails' row versions (ctid, xmin), in order
-    std::string row;            // the bucket row's version
+    uint32_t tails = 0;          // tail rows
+    int64_t next_seq = 1;        // the seq of the next tail
+    uint64_t stored_bytes = 0;   // data bytes of the row and its tails
+    std::string tail_rows;       // the row versions (ctid, xmin) of its first tails, in order
+    uint32_t tail_versions = 0;  // how many tails tail_rows holds (tails, unless some
+                                 // were counted from the shared catalog)
+    std::string row;             // the bucket row's version
 };
+
+// The open bucket `id` as this session's writes left it, for the shared
+// catalog (zeros when the session does not know it).
+catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id);
 
 class BucketStore {
   public:
@@ -78,11 +84,11 @@ class BucketStore {
     // The bucket of the series `meta` (nullptr: no meta) with its tails,
     // its row locked; nullopt when it is gone, of another series now,
     // locked by another transaction or closed for good.
-    // `next_seq`, asked once the bucket is locked, gives the seq of its
-    // next tail as the shared catalog knows it (0: not known): a cached
-    // state that reached it reads no tail.
+    // `summary`, asked once the bucket is locked, gives the bucket as the
+    // shared catalog knows it: a cached state that reached it reads no
+    // tail, nor one behind it by tails that added no field to the schema.
     std::optional<StoredBucket> load(const ObjectId &id, Jsonb *meta,
-                                     const std::function<int64_t()> &next_seq);
+                                     const std::function<catalog::OpenSummary()> &summary);
     // Buckets of the series that could hold a measurement at `t`, latest
     // first (needs info.reopen_index).
     std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);

@@ -55,7 +55,8 @@ TSCOLL_FUNCTION(tscoll_fold_tails) {
     tscoll::pg::BucketStore store(info);
     int64 folded = 0;
     for (auto &[id, meta] : buckets_with_tails(info)) {
-        std::optional<tscoll::pg::StoredBucket> stored = store.load(id, meta, [] { return 0; });
+        std::optional<tscoll::pg::StoredBucket> stored =
+            store.load(id, meta, [] { return tscoll::pg::catalog::OpenSummary{}; });
         if (!stored || stored->tails == 0)
             continue;
         std::optional<tscoll::BucketData> data = store.load_data(*stored, meta);

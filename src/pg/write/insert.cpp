@@ -73,7 +73,6 @@ struct TouchedBucket {
     bool closed_full = false;  // closed by size in this statement
     bool carried = false;      // created, and kept in memory past this flush
     bool kept_open_for_large = false;
-    int64_t next_seq = 1;  // of its next tail, once written
 
     const ObjectId &id() const { return created ? created->id() : stored->id; }
     const BucketState &state() const { return created ? created->state() : stored->state; }
@@ -261,11 +260,15 @@ class BucketWriter {
                 t->meta = meta_of(*t);
             write(*t);
         }
+        store.finish();
+        // Once the rows are written: the session's cache then holds the
+        // open buckets as this flush left them (locked until it commits).
         for (AssignedSeries &a : assigned_) {
-            a.state.open_next_seq = a.open != nullptr ? a.open->next_seq : 0;
+            a.state.open_summary = a.open != nullptr && !a.open->carried
+                                       ? summary_of(info_.bucket_table, a.open->id())
+                                       : catalog::OpenSummary{};
             catalog::store_series(info_.bucket_table, *a.key, a.state);
         }
-        store.finish();
         catalog::count(info_.bucket_table, counters_);
         return still_carried();
     }
@@ -284,7 +287,7 @@ class BucketWriter {
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
     TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
     TouchedBucket *use(const ObjectId &id);
-    int64_t known_next_seq(const ObjectId &id) const;
+    catalog::OpenSummary known_summary(const ObjectId &id) const;
     TouchedBucket &create(const Measurement &m);
     void count_rollover(Rollover reason);
     void write(TouchedBucket &t);
@@ -456,7 +459,7 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
     if (auto it = by_id_.find(key); it != by_id_.end())
         return it->second;
     std::optional<StoredBucket> stored =
-        store_->load(id, series_meta_, [&] { return known_next_seq(id); });
+        store_->load(id, series_meta_, [&] { return known_summary(id); });
     if (!stored)
         return nullptr;
     touched_.push_back(std::make_unique<TouchedBucket>(
@@ -464,14 +467,15 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
     return by_id_[key] = touched_.back().get();
 }
 
-// The seq of the bucket's next tail as the shared catalog knows it, when
-// it is the series' open bucket there; else 0. A session's own catalog
-// does not see other sessions' tails.
-int64_t BucketWriter::known_next_seq(const ObjectId &id) const {
+// The bucket as the shared catalog knows it, when it is the series' open
+// bucket there; else zeros. A session's own catalog does not see other
+// sessions' tails.
+catalog::OpenSummary BucketWriter::known_summary(const ObjectId &id) const {
     if (!catalog::shared())
-        return 0;
+        return {};
     catalog::SeriesState state = catalog::series(info_.bucket_table, *series_key_);
-    return state.open && state.open->id.bytes == id.bytes ? state.open_next_seq : 0;
+    return state.open && state.open->id.bytes == id.bytes ? state.open_summary
+                                                          : catalog::OpenSummary{};
 }
 
 TouchedBucket &BucketWriter::create(const Measurement &m) {
@@ -528,12 +532,9 @@ void BucketWriter::write(TouchedBucket &t) {
             rewrite = false;
             tail = appended > 0;
         }
-        t.next_seq = stored.next_seq;
         if (tail) {
             store_->insert_tail(stored, t.appended, t.appended_latest, t.meta);
-            t.next_seq = stored.next_seq + 1;
         } else if (rewrite) {
-            t.next_seq = 1;
             data->append(t.appended);
             Bucket bucket(stored.id, stored.state.min_time(), info_.time_field, std::move(*data));
             if (t.closed_full)
