@@ -1233,27 +1233,16 @@ BEGIN
     IF seconds > 200000000000 THEN
         RETURN 0;
     END IF;
-    -- A fold that commits while the DELETE waits for it moves the tails the
-    -- DELETE read into their bucket's row (doc/ARCHITECTURE.md, Tails): the
-    -- DELETE then fails with 40001, and runs again with a new snapshot.
-    FOR attempt IN 1..10 LOOP
-        BEGIN
-            IF batch_size IS NULL THEN
-                EXECUTE format('DELETE FROM %s WHERE %s', c.bucket_table, expired)
-                  USING now - make_interval(secs => seconds::double precision);
-            ELSE
-                EXECUTE format('DELETE FROM %1$s WHERE _id IN (SELECT _id FROM %1$s WHERE %2$s LIMIT %3$s)',
-                               c.bucket_table, expired, batch_size)
-                  USING now - make_interval(secs => seconds::double precision);
-            END IF;
-            GET DIAGNOSTICS deleted = ROW_COUNT;
-            RETURN deleted;
-        EXCEPTION WHEN serialization_failure THEN
-            IF attempt = 10 THEN
-                RAISE;
-            END IF;
-        END;
-    END LOOP;
+    IF batch_size IS NULL THEN
+        EXECUTE format('DELETE FROM %s WHERE %s', c.bucket_table, expired)
+          USING now - make_interval(secs => seconds::double precision);
+    ELSE
+        EXECUTE format('DELETE FROM %1$s WHERE _id IN (SELECT _id FROM %1$s WHERE %2$s LIMIT %3$s)',
+                       c.bucket_table, expired, batch_size)
+          USING now - make_interval(secs => seconds::double precision);
+    END IF;
+    GET DIAGNOSTICS deleted = ROW_COUNT;
+    RETURN deleted;
 END
 $$;
 
