@@ -111,7 +111,7 @@ void on_executor_start(QueryDesc *query, int eflags) {
 }
 
 void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once) {
-    tscoll::pg::ModificationCount counted = {false, 0, nullptr};
+    tscoll::pg::ModificationCount counted = {false, false, 0, nullptr};
     bool translated = tscoll::pg::start_translated_run(query, &counted);
     tscoll::pg::ModificationCount *saved = tscoll::pg::counted_modification;
     tscoll::pg::counted_modification = translated ? &counted : nullptr;

@@ -497,7 +497,10 @@ bool start_translated_run(QueryDesc *query, ModificationCount *counted) {
     if (!OidIsValid(bucket_table))
         return false;
     guarded([&] { catalog::forget_series(bucket_table); });
-    *counted = ModificationCount{query->plannedstmt->commandType == CMD_DELETE, 0, nullptr};
+    const Plan *plan = query->plannedstmt->planTree;
+    bool merge = plan != nullptr && IsA(plan, ModifyTable) &&
+                 castNode(ModifyTable, const_cast<Plan *>(plan))->operation == CMD_MERGE;
+    *counted = ModificationCount{query->plannedstmt->commandType == CMD_DELETE, merge, 0, nullptr};
     Index view_rti = dml::modified_view(query->plannedstmt->rtable);
     counted->returned = guarded([&] {
         return start_returning(query, rt_fetch(view_rti, query->plannedstmt->rtable)->relid);

@@ -179,6 +179,18 @@ TupleTableSlot *stored_version(Relation table, ItemPointer tid) {
     return nullptr;
 }
 
+// A tail that a fold deleted as a row moved elsewhere (write/bucket_store.cpp)
+// reads as deleted, so that the executor skips it, except to a DELETE by
+// measurement values (ModificationCount::by_measurement), which PostgreSQL
+// then fails with 40001.
+TM_Result unless_folded(TM_Result result, const TM_FailureData *tmfd) {
+    const tscoll::pg::ModificationCount *counted = counted_modification;
+    if (result == TM_Updated && ItemPointerIndicatesMovedPartitions(&tmfd->ctid) &&
+        !(counted && counted->by_measurement))
+        return TM_Deleted;
+    return result;
+}
+
 TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
                        Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
                        LockTupleMode *lockmode, bool *update_indexes) {
@@ -187,8 +199,10 @@ TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, C
     tscoll::pg::ModificationCount *counted = counted_modification;
     TupleTableSlot *old = counted && counted->deleting ? stored_version(table, otid) : nullptr;
     uint64 before = old ? control_count(old) : 0;
-    TM_Result result = heap()->tuple_update(table, otid, slot, cid, snapshot, crosscheck, wait,
-                                            tmfd, lockmode, update_indexes);
+    TM_Result result =
+        unless_folded(heap()->tuple_update(table, otid, slot, cid, snapshot, crosscheck, wait, tmfd,
+                                           lockmode, update_indexes),
+                      tmfd);
     if (counted && result == TM_Ok) {
         uint64 after = control_count(slot);
         counted->measurements += counted->deleting ? (before > after ? before - after : 0) : after;
@@ -206,8 +220,9 @@ TM_Result tuple_delete(Relation table, ItemPointer tid, CommandId cid, Snapshot 
     forget_series(table);
     tscoll::pg::ModificationCount *counted = counted_modification;
     TupleTableSlot *old = counted ? stored_version(table, tid) : nullptr;
-    TM_Result result =
-        heap()->tuple_delete(table, tid, cid, snapshot, crosscheck, wait, tmfd, changing_part);
+    TM_Result result = unless_folded(
+        heap()->tuple_delete(table, tid, cid, snapshot, crosscheck, wait, tmfd, changing_part),
+        tmfd);
     if (old && result == TM_Ok) {
         counted->measurements += control_count(old);
         if (counted->returned)

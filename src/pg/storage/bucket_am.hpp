@@ -32,6 +32,12 @@ class TrustedBucketWrites {
 struct ReturnedMeasurements;
 struct ModificationCount {
     bool deleting;
+    // A DELETE that removes measurements by their values (a MERGE): a tail
+    // that a fold moved into its bucket's row while the statement waited
+    // fails it (40001), as PostgreSQL fails a row moved to another
+    // partition. Any other statement skips such a tail: it reaches the
+    // tail's measurements through the bucket row.
+    bool by_measurement;
     uint64 measurements;
     ReturnedMeasurements *returned;
 };
