@@ -473,8 +473,12 @@ void BucketStore::insert_new_rows() {
             construct_array(new_rows_.data.data(), n, BYTEAOID, -1, false, TYPALIGN_INT));
     });
     uint64 n = write(query.c_str(), 4, types, values, nullptr);
+    // The cache must hold every bucket as written: the shared catalog's
+    // summaries are taken from it (summary_of).
+    if (n != new_rows_.cached.size())
+        throw Error(ErrorCode::Internal, "bucket rows inserted but not all returned");
     // RETURNING gives the rows in the order they were inserted.
-    for (uint64 i = 0; i < n && i < new_rows_.cached.size(); i++) {
+    for (uint64 i = 0; i < n; i++) {
         StoredBucket &cached = new_rows_.cached[i];
         std::string version =
             column_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1).value_or("");
