@@ -37,6 +37,7 @@ struct SeriesSlot {
     uint8 n_archived;
     BucketRef open;
     OpenSummary open_summary;
+    uint64 chain;  // OpenSummary::chain
     BucketRef archived[kMaxArchived];
 };
 
@@ -286,12 +287,13 @@ SeriesState series(Oid bucket_table, const std::string &key) {
     if (slot->has_open) {
         state.open = slot->open;
         state.open_summary = slot->open_summary;
+        state.open_summary.chain = slot->chain;
     }
     state.archived.assign(slot->archived, slot->archived + slot->n_archived);
     return state;
 }
 
-void store_series(Oid bucket_table, const std::string &key, const SeriesState &state) {
+uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &state) {
     SeriesId id = series_id(bucket_table, key);
     touched.push_back(Touched{GetCurrentSubTransactionId(), id});
     size_t n_archived = std::min(state.archived.size(), kMaxArchived);
@@ -302,14 +304,17 @@ void store_series(Oid bucket_table, const std::string &key, const SeriesState &s
     bool found = false;
     auto *slot = static_cast<SeriesSlot *>(enter(series_table, &id, &found));
     if (slot == nullptr)
-        return;
+        return 0;
     slot->last_used = ++header->clock;
+    if (!found)
+        slot->chain = slot->last_used;
     slot->has_open = state.open.has_value();
     if (state.open)
         slot->open = *state.open;
     slot->open_summary = state.open ? state.open_summary : OpenSummary{};
     slot->n_archived = static_cast<uint8>(n_archived);
     std::copy(newest_archived, newest_archived + n_archived, slot->archived);
+    return slot->chain;
 }
 
 void forget_series(Oid bucket_table) {

@@ -45,6 +45,11 @@ struct OpenSummary {
     uint64_t stored_bytes = 0;  // StoredBucket::stored_bytes
     uint32_t tails = 0;
     uint64_t schema = 0;  // Schema::fingerprint
+    // The series' catalog entry, numbered anew each time it is made: an
+    // aborted writer, a DELETE, TTL or an eviction forgets the entry, so a
+    // session that saw another number cannot trust the tails it counted
+    // (one may have gone, and its seq been given again).
+    uint64_t chain = 0;
 };
 
 struct SeriesState {
@@ -58,8 +63,9 @@ bool shared();
 
 SeriesState series(Oid bucket_table, const std::string &key);
 // Stores the series' state; remembered as touched by the current
-// (sub)transaction, and forgotten if it aborts.
-void store_series(Oid bucket_table, const std::string &key, const SeriesState &state);
+// (sub)transaction, and forgotten if it aborts. Returns the entry's chain
+// (0: not stored).
+uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &state);
 // Forgets every series of a collection (direct writes to its bucket table).
 void forget_series(Oid bucket_table);
 // Forgets a dropped collection: its series and its counters.

@@ -492,15 +492,25 @@ void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedR
         result->commandType = CMD_DELETE;
 }
 
+// Whether the plan's modification is a MERGE (a DELETE by measurement
+// values), also under RETURNING's custom scan.
+bool merges(Plan *plan) {
+    if (plan == nullptr)
+        return false;
+    if (IsA(plan, ModifyTable))
+        return reinterpret_cast<ModifyTable *>(plan)->operation == CMD_MERGE;
+    bool found = false;
+    for_each_child(plan, [&](Plan *&child, ChildSide) { found = found || merges(child); });
+    return found;
+}
+
 bool start_translated_run(QueryDesc *query, ModificationCount *counted) {
     Oid bucket_table = dml::translated_target(query->plannedstmt);
     if (!OidIsValid(bucket_table))
         return false;
     guarded([&] { catalog::forget_series(bucket_table); });
-    const Plan *plan = query->plannedstmt->planTree;
-    bool merge = plan != nullptr && IsA(plan, ModifyTable) &&
-                 castNode(ModifyTable, const_cast<Plan *>(plan))->operation == CMD_MERGE;
-    *counted = ModificationCount{query->plannedstmt->commandType == CMD_DELETE, merge, 0, nullptr};
+    *counted = ModificationCount{query->plannedstmt->commandType == CMD_DELETE,
+                                 merges(query->plannedstmt->planTree), 0, nullptr};
     Index view_rti = dml::modified_view(query->plannedstmt->rtable);
     counted->returned = guarded([&] {
         return start_returning(query, rt_fetch(view_rti, query->plannedstmt->rtable)->relid);

@@ -219,6 +219,12 @@ bool count_unread_tails(StoredBucket &stored, const catalog::OpenSummary &known)
 
 }  // namespace
 
+void remember_chain(Oid bucket_table, const ObjectId &id, uint64_t chain) {
+    auto it = cached_states.find(cache_key(bucket_table, id));
+    if (it != cached_states.end())
+        it->second.chain = chain;
+}
+
 catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
     auto it = cached_states.find(cache_key(bucket_table, id));
     if (it == cached_states.end())
@@ -252,9 +258,16 @@ std::optional<StoredBucket> BucketStore::load(
 
     std::string key = cache_key(info_.bucket_table, id);
     auto cached = cached_states.find(key);
-    bool fresh = cached == cached_states.end() || cached->second.row != version;
+    // Asked only now: the last writer stored it before it released the lock.
+    catalog::OpenSummary known = summary();
+    // Read whole when the row changed, or when the series' catalog entry
+    // was made anew since the state was cached: a tail it counted may be
+    // gone, and its seq given to another.
+    bool fresh = cached == cached_states.end() || cached->second.row != version ||
+                 (known.next_seq != 0 && known.chain != cached->second.chain);
     StoredBucket stored = fresh ? StoredBucket{id, BucketState(min_time)} : cached->second;
     stored.row = std::move(version);
+    stored.chain = known.chain;
     if (fresh) {
         stored.state.add(decode_stored(id, data));
         stored.stored_bytes = pg_call([&] { return toast_raw_datum_size(data) - VARHDRSZ; });
@@ -268,10 +281,8 @@ std::optional<StoredBucket> BucketStore::load(
     // less, and load_data finds out.
     const char *tails =
         "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text || xmin FROM ";
-    // Asked only now: the last writer stored it before it released the lock.
-    catalog::OpenSummary known = fresh ? catalog::OpenSummary{} : summary();
-    bool current = (known.next_seq != 0 && known.next_seq == stored.next_seq) ||
-                   count_unread_tails(stored, known);
+    bool current = !fresh && ((known.next_seq != 0 && known.next_seq == stored.next_seq) ||
+                              count_unread_tails(stored, known));
     uint64 n = current ? 0 : run_tails(tails, " ORDER BY seq", id, min_time, meta, stored.next_seq);
     bool all_versions = stored.tail_versions == stored.tails;
     for (uint64 i = 0; i < n; i++) {
@@ -529,6 +540,13 @@ void BucketStore::delete_folded_tails(const Bucket &bucket, uint32_t tails, Json
         Datum tid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
         rows[i] = *reinterpret_cast<ItemPointer>(DatumGetPointer(tid));
     }
+    // The tails' measurements move; they are not those of a translated
+    // statement being counted (one that called this insert, say).
+    struct NotCounted {
+        ModificationCount *saved = counted_modification;
+        NotCounted() { counted_modification = nullptr; }
+        ~NotCounted() { counted_modification = saved; }
+    } not_counted;
     pg_call([&] {
         Relation relation = table_open(info_.bucket_table, RowExclusiveLock);
         for (ItemPointerData &row : rows) {

@@ -68,11 +68,15 @@ struct StoredBucket {
     uint32_t tail_versions = 0;  // how many tails tail_rows holds (tails, unless some
                                  // were counted from the shared catalog)
     std::string row;             // the bucket row's version
+    uint64_t chain = 0;          // of the series' catalog entry it agrees with
 };
 
 // The open bucket `id` as this session's writes left it, for the shared
 // catalog (zeros when the session does not know it).
 catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id);
+// Records that the session's state of bucket `id` agrees with the series'
+// catalog entry `chain` (what store_series returned).
+void remember_chain(Oid bucket_table, const ObjectId &id, uint64_t chain);
 
 class BucketStore {
   public:

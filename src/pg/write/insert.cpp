@@ -264,10 +264,12 @@ class BucketWriter {
         // Once the rows are written: the session's cache then holds the
         // open buckets as this flush left them (locked until it commits).
         for (AssignedSeries &a : assigned_) {
-            a.state.open_summary = a.open != nullptr && !a.open->carried
-                                       ? summary_of(info_.bucket_table, a.open->id())
-                                       : catalog::OpenSummary{};
-            catalog::store_series(info_.bucket_table, *a.key, a.state);
+            bool written = a.open != nullptr && !a.open->carried;
+            a.state.open_summary =
+                written ? summary_of(info_.bucket_table, a.open->id()) : catalog::OpenSummary{};
+            uint64_t chain = catalog::store_series(info_.bucket_table, *a.key, a.state);
+            if (written)
+                remember_chain(info_.bucket_table, a.open->id(), chain);
         }
         catalog::count(info_.bucket_table, counters_);
         return still_carried();
