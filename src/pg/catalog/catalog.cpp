@@ -36,8 +36,7 @@ struct SeriesSlot {
     bool has_open;
     uint8 n_archived;
     BucketRef open;
-    OpenSummary open_summary;
-    uint64 chain;  // OpenSummary::chain
+    OpenSummary open_summary;  // its chain kept while the slot lives
     BucketRef archived[kMaxArchived];
 };
 
@@ -287,7 +286,6 @@ SeriesState series(Oid bucket_table, const std::string &key) {
     if (slot->has_open) {
         state.open = slot->open;
         state.open_summary = slot->open_summary;
-        state.open_summary.chain = slot->chain;
     }
     state.archived.assign(slot->archived, slot->archived + slot->n_archived);
     return state;
@@ -306,15 +304,15 @@ uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesStat
     if (slot == nullptr)
         return 0;
     slot->last_used = ++header->clock;
-    if (!found)
-        slot->chain = slot->last_used;
+    uint64 chain = found ? slot->open_summary.chain : slot->last_used;
     slot->has_open = state.open.has_value();
     if (state.open)
         slot->open = *state.open;
     slot->open_summary = state.open ? state.open_summary : OpenSummary{};
+    slot->open_summary.chain = chain;
     slot->n_archived = static_cast<uint8>(n_archived);
     std::copy(newest_archived, newest_archived + n_archived, slot->archived);
-    return slot->chain;
+    return chain;
 }
 
 void forget_series(Oid bucket_table) {
