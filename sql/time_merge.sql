@@ -157,13 +157,14 @@ SET tscoll.enable_bucket_pruning = off;
 CREATE TABLE wide_start_plain AS SELECT t, m, doc FROM wide_start;
 RESET tscoll.enable_bucket_pruning;
 SET work_mem = '64kB';
-CREATE FUNCTION merge_explained(query text) RETURNS SETOF text LANGUAGE plpgsql AS
+CREATE FUNCTION merge_explained(query text, wanted text DEFAULT 'TscollTimeMerge|Past work_mem')
+    RETURNS SETOF text LANGUAGE plpgsql AS
 $$
 DECLARE
     line text;
 BEGIN
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-        IF line ~ 'TscollTimeMerge|Past work_mem' THEN
+        IF line ~ wanted THEN
             RETURN NEXT regexp_replace(line, '\(actual.*\)', '');
         END IF;
     END LOOP;
@@ -237,21 +238,10 @@ SELECT t, (doc->>'i')::int AS i FROM ties ORDER BY t, i LIMIT 12;
 -- the latest row of each series comes from its latest bucket alone
 -- (Buckets: read=4 for 4 series), and every LIMIT returns the times the
 -- plain table's does.
-CREATE FUNCTION buckets_read(query text) RETURNS SETOF text LANGUAGE plpgsql AS
-$$
-DECLARE
-    line text;
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-        IF line ~ 'TscollTimeMerge|Buckets:' THEN
-            RETURN NEXT regexp_replace(line, '\(actual.*\)', '');
-        END IF;
-    END LOOP;
-END
-$$;
-SELECT buckets_read($$
+SELECT merge_explained($$
 SELECT v.s, l.t FROM (VALUES ('0'), ('1'), ('2'), ('3')) AS v(s),
-       LATERAL (SELECT t FROM tm WHERE m->>'s' = v.s ORDER BY t DESC LIMIT 1) l$$);
+       LATERAL (SELECT t FROM tm WHERE m->>'s' = v.s ORDER BY t DESC LIMIT 1) l$$,
+                       'TscollTimeMerge|Buckets:');
 SELECT v.s, l.t FROM (VALUES ('0'), ('1'), ('2'), ('3')) AS v(s),
        LATERAL (SELECT t FROM tm WHERE m->>'s' = v.s ORDER BY t DESC LIMIT 1) l
 EXCEPT ALL
