@@ -492,6 +492,8 @@ void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedR
         result->commandType = CMD_DELETE;
 }
 
+namespace {
+
 // Whether the plan's modification is a MERGE (a DELETE by measurement
 // values), also under RETURNING's custom scan.
 bool merges(Plan *plan) {
@@ -503,6 +505,8 @@ bool merges(Plan *plan) {
     for_each_child(plan, [&](Plan *&child, ChildSide) { found = found || merges(child); });
     return found;
 }
+
+}  // namespace
 
 bool start_translated_run(QueryDesc *query, ModificationCount *counted) {
     Oid bucket_table = dml::translated_target(query->plannedstmt);
