@@ -18,10 +18,12 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 
 #include "core/error.hpp"
 #include "pg/guard.hpp"
+#include "pg/storage/reclaim.hpp"
 #include "pg/types/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/search_path.hpp"
@@ -157,6 +159,7 @@ void OwnerSession::finish() {
 
 // INSERT on the view was checked by the executor (or by insert_many).
 BucketStore::BucketStore(const CollectionInfo &info) : info_(info), owner_(info) {
+    pg_call([&] { reclaim_folded_rows(info.bucket_table); });
     row_context_ = pg_call([] {
         return AllocSetContextCreate(CurrentMemoryContext, "tscoll bucket row",
                                      ALLOCSET_DEFAULT_SIZES);
@@ -505,7 +508,8 @@ void BucketStore::insert_new_rows() {
     pg_call([&] { MemoryContextReset(new_rows_context_); });
 }
 
-void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
+void BucketStore::update(const Bucket &bucket, const StoredBucket &stored, Jsonb *meta) {
+    note_replaced_row(stored.row);
     std::string query = "UPDATE " + info_.bucket_name +
                         " SET control = $2, data = $3 WHERE _id = $1 RETURNING ctid::text || xmin";
     std::string data = bucket.encode();
@@ -520,9 +524,24 @@ void BucketStore::update(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
     cached.stored_bytes = data.size();
     cached.row = column_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1).value_or("");
     MemoryContextReset(row_context_);
-    if (tails > 0)
-        delete_folded_tails(bucket, tails, meta);
+    if (stored.tails > 0)
+        delete_folded_tails(bucket, stored.tails, meta);
     cache(info_.bucket_table, cached);
+}
+
+// The version `row` (ctid::text || xmin) of a bucket row, about to be
+// written again, for reclaim.hpp.
+void BucketStore::note_replaced_row(const std::string &row) {
+    unsigned block = 0, offset = 0;
+    if (std::sscanf(row.c_str(), "(%u,%u)", &block, &offset) != 2)
+        return;
+    ItemPointerData version;
+    ItemPointerSet(&version, block, static_cast<OffsetNumber>(offset));
+    pg_call([&] {
+        Relation relation = table_open(info_.bucket_table, RowExclusiveLock);
+        note_folded_rows(relation, &version, 1);
+        table_close(relation, NoLock);
+    });
 }
 
 // A folded tail is deleted as a row moved elsewhere, as PostgreSQL deletes
@@ -549,6 +568,7 @@ void BucketStore::delete_folded_tails(const Bucket &bucket, uint32_t tails, Json
     } not_counted;
     pg_call([&] {
         Relation relation = table_open(info_.bucket_table, RowExclusiveLock);
+        note_folded_rows(relation, rows.data(), static_cast<int>(rows.size()));
         for (ItemPointerData &row : rows) {
             TM_FailureData failure;
             TM_Result result =

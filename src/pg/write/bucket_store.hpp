@@ -101,8 +101,9 @@ class BucketStore {
     // for a fold; nullopt when a tail is locked by another transaction or
     // changed since load().
     std::optional<BucketData> load_data(const StoredBucket &stored, Jsonb *meta);
-    // Writes the bucket's row, its `tails` (locked) folded into it.
-    void update(const Bucket &bucket, uint32_t tails, Jsonb *meta);
+    // Writes the bucket's row again, the tails of `stored` (locked) folded
+    // into it.
+    void update(const Bucket &bucket, const StoredBucket &stored, Jsonb *meta);
     // Appends `data` to the stored bucket `bucket` as its tail `ref.seq`.
     // `appended` is the bucket as the tail leaves it (its state with the
     // tail's measurements), for the session's cache.
@@ -114,6 +115,7 @@ class BucketStore {
     void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data,
                     StoredBucket cached);
     void insert_new_rows();
+    void note_replaced_row(const std::string &row);
     void delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta);
     BucketData decode_stored(const ObjectId &id, Datum data) const;
     uint64 run_tails(const char *select, const char *rest, const ObjectId &id, UnixMicros min_time,

@@ -65,7 +65,7 @@ TSCOLL_FUNCTION(tscoll_fold_tails) {
         tscoll::Bucket bucket(id, stored->state.min_time(), info.time_field, std::move(*data));
         if (stored->state.full())
             bucket.mark_full();
-        store.update(bucket, stored->tails, meta);
+        store.update(bucket, *stored, meta);
         folded++;
     }
     store.finish();

@@ -224,9 +224,16 @@ CollectionFields fields_of(const CollectionInfo &info) {
 constexpr uint64_t kTailMinBytes = 512;
 constexpr uint32_t kTailMinCount = 32;
 // A bucket's tails are folded into it at this many, so that a read of an
-// open bucket meets a bounded number of rows; and when it stops being its
-// series' open bucket.
-constexpr uint32_t kMaxTails = 64;
+// open bucket meets a bounded number of rows, and so that the entries of
+// one bucket's tails in an index on the meta field fill at most half an
+// index page: a bucket whose entries spill onto a page of their own leaves
+// that page behind, all but empty, once it is folded (the dead entries are
+// given back only where inserts still go, reclaim.hpp). And when it stops
+// being its series' open bucket.
+uint32_t max_tails(const Jsonb *meta) {
+    uint32_t entry = (meta ? VARSIZE(meta) : 0) + 32;  // times, tuple header, line pointer
+    return std::clamp<uint32_t>(BLCKSZ / 2 / entry, 8, 64);
+}
 
 // Assigns one statement's measurements to buckets (doc/REFERENCE.md,
 // Bucketing) and writes each touched bucket once.
@@ -527,7 +534,7 @@ void BucketWriter::write(TouchedBucket &t) {
         const StoredBucket &stored = *t.stored;
         bool large = stored.stored_bytes >= kTailMinBytes ||
                      stored.state.count() - appended >= kTailMinCount;
-        bool tail = appended > 0 && t.open && large && stored.tails + 1 < kMaxTails;
+        bool tail = appended > 0 && t.open && large && stored.tails + 1 < max_tails(t.meta);
         bool rewrite = !tail && (appended > 0 || t.closed_full || (stored.tails > 0 && !t.open));
         std::optional<BucketData> data;
         if (rewrite && !(data = store_->load_data(stored, t.meta))) {
@@ -541,7 +548,7 @@ void BucketWriter::write(TouchedBucket &t) {
             Bucket bucket(stored.id, stored.state.min_time(), info_.time_field, std::move(*data));
             if (t.closed_full)
                 bucket.mark_full();
-            store_->update(bucket, stored.tails, t.meta);
+            store_->update(bucket, stored, t.meta);
         }
         if (appended > 0)
             counters_.numBucketUpdates++;
