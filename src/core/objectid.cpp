@@ -38,6 +38,15 @@ ObjectId ObjectId::generate(int64_t seconds) {
     return result;
 }
 
+ObjectId ObjectId::from_parts(uint32_t seconds, uint64_t bits) {
+    ObjectId result;
+    for (int i = 0; i < 4; i++)
+        result.bytes[i] = static_cast<uint8_t>(seconds >> (24 - 8 * i));
+    for (int i = 0; i < 8; i++)
+        result.bytes[4 + i] = static_cast<uint8_t>(bits >> (56 - 8 * i));
+    return result;
+}
+
 void ObjectId::write_hex(char *out) const {
     bson_oid_t oid;
     std::memcpy(oid.bytes, bytes.data(), kSize);

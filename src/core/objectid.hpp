@@ -18,6 +18,9 @@ struct ObjectId {
     static ObjectId from_hex(std::string_view text);
     // A fresh ObjectId whose time component is `seconds` (modulo 2^32).
     static ObjectId generate(int64_t seconds);
+    // The ObjectId whose time component is `seconds` and whose other 8
+    // bytes are `bits` (big-endian).
+    static ObjectId from_parts(uint32_t seconds, uint64_t bits);
 
     std::string to_hex() const;       // 24 lower-case hex digits
     void write_hex(char *out) const;  // the same into out[25], NUL-terminated

@@ -37,6 +37,11 @@ TEST(ObjectId, TimeComponent) {
     EXPECT_EQ(ObjectId::generate(int64_t{1} << 32).seconds(), 0u);
 }
 
+TEST(ObjectId, FromParts) {
+    EXPECT_EQ(ObjectId::from_parts(0, 0x0123456789abcdefULL).to_hex(), "000000000123456789abcdef");
+    EXPECT_EQ(ObjectId::from_parts(1621296512u, ~uint64_t{0}).to_hex(), "60a30580ffffffffffffffff");
+}
+
 TEST(ObjectId, GeneratedAreDistinct) {
     std::set<std::string> seen;
     for (int i = 0; i < 10000; i++)

@@ -432,6 +432,21 @@ void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
                std::move(cached));
 }
 
+namespace {
+
+// A tail's _id: time component 0 and 8 random bytes. Time-ordered ids
+// would put each tail's entry in the _id index after every other, on pages
+// no later insert reaches; random ones share pages with the entries of
+// tails already folded, which reclaim.hpp gives back.
+ObjectId tail_id() {
+    uint64_t bits = 0;
+    if (!pg_strong_random(&bits, sizeof bits))
+        throw Error(ErrorCode::Internal, "could not generate random bytes for a tail's _id");
+    return ObjectId::from_parts(0, bits);
+}
+
+}  // namespace
+
 void BucketStore::insert_tail(const StoredBucket &appended, const BucketData &data,
                               UnixMicros latest, Jsonb *meta) {
     TailRef ref{appended.id, appended.next_seq};
@@ -442,7 +457,7 @@ void BucketStore::insert_tail(const StoredBucket &appended, const BucketData &da
     cached.tails++;
     cached.next_seq++;
     cached.stored_bytes += encoded.size();
-    insert_row(ObjectId::generate(appended.id.seconds()), meta,
+    insert_row(tail_id(), meta,
                control_jsonb(control, new_rows_context_), encoded, std::move(cached));
 }
 
