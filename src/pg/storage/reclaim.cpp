@@ -27,11 +27,11 @@ extern "C" {
 #include "nodes/pg_list.h"
 #include "storage/bufmgr.h"
 #include "storage/freespace.h"
-#include "storage/procarray.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 }
 
@@ -50,10 +50,16 @@ struct IndexKeys {
 };
 
 // Rows one (sub)transaction deleted from one relation, in `context`.
+// Whether that transaction committed is learnt from the transaction
+// callbacks (an aborted one's rows live on; a prepared one's fate is not
+// awaited), so that the commit log is never asked about an old xid.
 struct FoldedRows {
     MemoryContext context;
     Oid relid;
     TransactionId xid;
+    SubTransactionId subtransaction;  // while not committed
+    bool committed;
+    Size bytes;
     int count;
     ItemPointerData *rows;
     int indexes;
@@ -62,15 +68,62 @@ struct FoldedRows {
 
 // Noted batches, oldest first, the list in TopMemoryContext. Bounded: past
 // the bound the oldest batch is forgotten, and VACUUM gives its space back.
-constexpr int kMaxNotedRows = 100000;
+constexpr Size kMaxNotedBytes = 16 * 1024 * 1024;
 List *noted = NIL;
-int noted_rows = 0;
+Size noted_bytes = 0;
+FoldedRows *reclaiming = nullptr;  // forgotten, not yet freed
+bool callbacks_registered = false;
 
 // Takes `folded` off the list, before anything that could fail: a batch
 // that failed once is not tried again.
 void forget(FoldedRows *folded) {
     noted = list_delete_ptr(noted, folded);
-    noted_rows -= folded->count;
+    noted_bytes -= folded->bytes;
+}
+
+void forget_and_free(FoldedRows *folded) {
+    forget(folded);
+    MemoryContextDelete(folded->context);
+}
+
+// Applies `f` to the batches not yet committed (a copy of the list: `f`
+// may forget them).
+template <typename F>
+void for_each_uncommitted(F f) {
+    List *batches = list_copy(noted);
+    ListCell *cell;
+    foreach (cell, batches) {
+        auto *folded = static_cast<FoldedRows *>(lfirst(cell));
+        if (!folded->committed)
+            f(folded);
+    }
+    list_free(batches);
+}
+
+void on_xact(XactEvent event, void *) {
+    if (noted == NIL)
+        return;
+    if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+        for_each_uncommitted([](FoldedRows *folded) { folded->committed = true; });
+    else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+             event == XACT_EVENT_PREPARE)
+        for_each_uncommitted(forget_and_free);
+}
+
+void on_subxact(SubXactEvent event, SubTransactionId subtransaction, SubTransactionId parent,
+                void *) {
+    if (noted == NIL)
+        return;
+    if (event == SUBXACT_EVENT_COMMIT_SUB)
+        for_each_uncommitted([&](FoldedRows *folded) {
+            if (folded->subtransaction == subtransaction)
+                folded->subtransaction = parent;
+        });
+    else if (event == SUBXACT_EVENT_ABORT_SUB)
+        for_each_uncommitted([&](FoldedRows *folded) {
+            if (folded->subtransaction == subtransaction)
+                forget_and_free(folded);
+        });
 }
 
 IndexKeys keys_of(Relation relation, Relation index, const ItemPointerData *rows, int count) {
@@ -87,14 +140,30 @@ IndexKeys keys_of(Relation relation, Relation index, const ItemPointerData *rows
         Datum values[INDEX_MAX_KEYS];
         bool nulls[INDEX_MAX_KEYS];
         ItemPointerData row = rows[r];
-        if (!table_tuple_fetch_row_version(relation, &row, SnapshotAny, slot))
-            elog(ERROR, "a folded tail vanished while locked");
+        if (!table_tuple_fetch_row_version(relation, &row, SnapshotAny, slot)) {
+            // Cannot happen (the row is locked); its keys left null match
+            // little, and the scans are bounded.
+            for (int c = 0; c < columns; c++) {
+                keys.nulls[r * columns + c] = true;
+                keys.values[r * columns + c] = Datum(0);
+            }
+            continue;
+        }
         FormIndexDatum(info, slot, estate, values, nulls);
         for (int c = 0; c < columns; c++) {
             Form_pg_attribute attribute = TupleDescAttr(desc, c);
             keys.nulls[r * columns + c] = nulls[c];
-            keys.values[r * columns + c] =
-                nulls[c] ? Datum(0) : datumCopy(values[c], attribute->attbyval, attribute->attlen);
+            if (nulls[c]) {
+                keys.values[r * columns + c] = Datum(0);
+                continue;
+            }
+            // A value stored out of line is read now: its chunks are
+            // deleted with the row.
+            Datum value = values[c];
+            if (attribute->attlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(value)))
+                value = PointerGetDatum(
+                    detoast_external_attr(reinterpret_cast<varlena *>(DatumGetPointer(value))));
+            keys.values[r * columns + c] = datumCopy(value, attribute->attbyval, attribute->attlen);
         }
         ResetPerTupleExprContext(estate);
     }
@@ -103,10 +172,10 @@ IndexKeys keys_of(Relation relation, Relation index, const ItemPointerData *rows
     return keys;
 }
 
-// Reads the entries of `index` whose first `columns` keys equal row
-// `row`'s, so that the scan marks those of dead rows dead.
+// Reads up to `limit` entries of `index` whose first `columns` keys equal
+// row `row`'s, so that the scan marks those of dead rows dead.
 void visit_entries(Relation relation, Relation index, const IndexKeys &keys, int row, int columns,
-                   Snapshot snapshot, TupleTableSlot *slot) {
+                   int limit, Snapshot snapshot, TupleTableSlot *slot) {
     ScanKeyData scan_keys[INDEX_MAX_KEYS];
     for (int c = 0; c < columns; c++) {
         if (keys.nulls[row * keys.columns + c]) {
@@ -122,7 +191,12 @@ void visit_entries(Relation relation, Relation index, const IndexKeys &keys, int
     }
     IndexScanDesc scan = index_beginscan(relation, index, snapshot, columns, 0);
     index_rescan(scan, scan_keys, columns, nullptr, 0);
-    while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
+    // Bounded: an index whose shared keys do not narrow to the bucket (a
+    // user's index on a meta field many series share) is not read whole.
+    for (int visited = 0; visited < limit && index_getnext_tid(scan, ForwardScanDirection);
+         visited++) {
+        while (index_fetch_heap(scan, slot) && scan->xs_heap_continue) {
+        }
     }
     index_endscan(scan);
 }
@@ -174,44 +248,41 @@ void prune_pages(Relation relation, const FoldedRows &folded) {
 
 void reclaim(Relation relation, const FoldedRows &folded) {
     TupleTableSlot *slot = table_slot_create(relation, nullptr);
-    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+    // Not an MVCC snapshot: it sees what is not yet dead to everyone, and
+    // takes no predicate locks (SERIALIZABLE) on ranges the writer never read.
+    SnapshotData snapshot;
+    InitNonVacuumableSnapshot(snapshot, GlobalVisTestFor(relation));
     List *indexes = RelationGetIndexList(relation);
     for (int i = 0; i < folded.indexes; i++) {
-        if (!list_member_oid(indexes, folded.keys[i].index))
+        const IndexKeys &keys = folded.keys[i];
+        if (!list_member_oid(indexes, keys.index))
             continue;  // dropped since
-        Relation index = index_open(folded.keys[i].index, RowExclusiveLock);
-        int shared = shared_columns(index, folded.keys[i], folded.count);
-        if (shared > 0)
-            visit_entries(relation, index, folded.keys[i], 0, shared, snapshot, slot);
-        else
-            for (int r = 0; r < folded.count; r++)
-                visit_entries(relation, index, folded.keys[i], r, folded.keys[i].columns, snapshot,
+        Relation index = index_open(keys.index, RowExclusiveLock);
+        if (index->rd_index->indisvalid) {  // not one being built
+            int shared = shared_columns(index, keys, folded.count);
+            if (shared > 0)
+                visit_entries(relation, index, keys, 0, shared, 4 * folded.count + 16, &snapshot,
                               slot);
+            else
+                for (int r = 0; r < folded.count; r++)
+                    visit_entries(relation, index, keys, r, keys.columns, 4, &snapshot, slot);
+        }
         index_close(index, NoLock);
     }
-    UnregisterSnapshot(snapshot);
     ExecDropSingleTupleTableSlot(slot);
     prune_pages(relation, folded);
-}
-
-enum class Fate { kWait, kForget, kReclaim };
-
-Fate fate_of(Relation relation, TransactionId xid) {
-    if (TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid))
-        return Fate::kWait;
-    if (!TransactionIdDidCommit(xid))
-        return Fate::kForget;  // the rows live on
-    return GlobalVisCheckRemovableXid(relation, xid) ? Fate::kReclaim : Fate::kWait;
 }
 
 void note_batch(Relation relation, const ItemPointerData *rows, int count) {
     if (count == 0)
         return;
-    while (noted != NIL && noted_rows + count > kMaxNotedRows) {
-        auto *oldest = static_cast<FoldedRows *>(linitial(noted));
-        forget(oldest);
-        MemoryContextDelete(oldest->context);
+    if (!callbacks_registered) {
+        RegisterXactCallback(on_xact, nullptr);
+        RegisterSubXactCallback(on_subxact, nullptr);
+        callbacks_registered = true;
     }
+    while (noted != NIL && noted_bytes > kMaxNotedBytes)
+        forget_and_free(static_cast<FoldedRows *>(linitial(noted)));
     MemoryContext context =
         AllocSetContextCreate(TopMemoryContext, "tscoll folded rows", ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(context);
@@ -219,6 +290,7 @@ void note_batch(Relation relation, const ItemPointerData *rows, int count) {
     folded->context = context;
     folded->relid = RelationGetRelid(relation);
     folded->xid = GetCurrentTransactionId();
+    folded->subtransaction = GetCurrentSubTransactionId();
     folded->count = count;
     folded->rows = static_cast<ItemPointerData *>(palloc(sizeof(ItemPointerData) * count));
     memcpy(folded->rows, rows, sizeof(ItemPointerData) * count);
@@ -227,13 +299,15 @@ void note_batch(Relation relation, const ItemPointerData *rows, int count) {
     ListCell *cell;
     foreach (cell, indexes) {
         Relation index = index_open(lfirst_oid(cell), RowExclusiveLock);
-        if (index->rd_rel->relam == BTREE_AM_OID && RelationGetIndexPredicate(index) == NIL)
+        if (index->rd_rel->relam == BTREE_AM_OID && index->rd_index->indisvalid &&
+            RelationGetIndexPredicate(index) == NIL)
             folded->keys[folded->indexes++] = keys_of(relation, index, rows, count);
         index_close(index, NoLock);
     }
+    folded->bytes = MemoryContextMemAllocated(context, true);
     MemoryContextSwitchTo(TopMemoryContext);
     noted = lappend(noted, folded);
-    noted_rows += count;
+    noted_bytes += folded->bytes;
     MemoryContextSwitchTo(old);
 }
 
@@ -282,17 +356,32 @@ void reclaim_rows_of(Relation relation) {
     ListCell *cell;
     foreach (cell, batches) {
         auto *folded = static_cast<FoldedRows *>(lfirst(cell));
-        if (folded->relid != relid)
-            continue;
-        Fate fate = fate_of(relation, folded->xid);
-        if (fate == Fate::kWait)
-            continue;
+        if (folded->relid != relid || !folded->committed)
+            continue;  // another relation's, or the current transaction's
+        // Batches were noted in commit order: once one is still visible to
+        // some snapshot, so are the later ones (and asking again for each
+        // would recompute the horizon each time).
+        if (!GlobalVisCheckRemovableXid(relation, folded->xid))
+            break;
         forget(folded);
-        if (fate == Fate::kReclaim)
-            reclaim(relation, *folded);
+        reclaiming = folded;
+        reclaim(relation, *folded);
+        reclaiming = nullptr;
         MemoryContextDelete(folded->context);
     }
     list_free(batches);
+}
+
+void reclaim_relation(Oid relid) {
+    Relation relation = table_open(relid, RowExclusiveLock);
+    Oid toast_relid = relation->rd_rel->reltoastrelid;
+    reclaim_rows_of(relation);
+    table_close(relation, NoLock);
+    if (OidIsValid(toast_relid)) {
+        Relation toast = table_open(toast_relid, RowExclusiveLock);
+        reclaim_rows_of(toast);
+        table_close(toast, NoLock);
+    }
 }
 
 }  // namespace
@@ -312,18 +401,36 @@ void note_folded_rows(Relation relation, const ItemPointerData *rows, int count)
     table_close(toast, NoLock);
 }
 
+// In a subtransaction of its own: reclaiming is an optimisation, and its
+// failure must not fail the write that called it. A failed batch is
+// forgotten (VACUUM gives its space back) with a warning: it is a bug.
 void reclaim_folded_rows(Oid relid) {
     if (noted == NIL)
         return;
-    Relation relation = table_open(relid, RowExclusiveLock);
-    Oid toast_relid = relation->rd_rel->reltoastrelid;
-    reclaim_rows_of(relation);
-    table_close(relation, NoLock);
-    if (OidIsValid(toast_relid)) {
-        Relation toast = table_open(toast_relid, RowExclusiveLock);
-        reclaim_rows_of(toast);
-        table_close(toast, NoLock);
+    MemoryContext context = CurrentMemoryContext;
+    ResourceOwner owner = CurrentResourceOwner;
+    BeginInternalSubTransaction(nullptr);
+    PG_TRY();
+    {
+        reclaim_relation(relid);
+        ReleaseCurrentSubTransaction();
     }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(context);
+        ErrorData *error = CopyErrorData();
+        FlushErrorState();
+        RollbackAndReleaseCurrentSubTransaction();
+        if (reclaiming != nullptr)
+            MemoryContextDelete(reclaiming->context);
+        reclaiming = nullptr;
+        ereport(WARNING, (errmsg("tscoll: could not reclaim the space of folded tails: %s",
+                                 error->message)));
+        FreeErrorData(error);
+    }
+    PG_END_TRY();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
 }
 
 }  // namespace tscoll::pg

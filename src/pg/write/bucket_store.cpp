@@ -359,24 +359,32 @@ BucketData BucketStore::decode_stored(const ObjectId &id, Datum data) const {
 // does: a tail's _id has its bucket's time component.
 uint64 BucketStore::run_tails(const char *select, const char *rest, const ObjectId &id,
                               UnixMicros min_time, Jsonb *meta, int64_t from_seq) {
+    // Without the index, by _id: the bucket's time, or time 0 for tails
+    // written while the collection had the index (tail_id).
     ObjectId low = id, high = id;
     std::fill(low.bytes.begin() + 4, low.bytes.end(), 0x00);
     std::fill(high.bytes.begin() + 4, high.bytes.end(), 0xFF);
-    std::string query = std::string(select) + info_.bucket_name + " WHERE " +
-                        (info_.reopen_index ? "" : "_id >= $1 AND _id <= $2 AND ") +
-                        "min_time = $3 AND control->'tail'->>'bucket' = $4 AND " +
-                        (meta ? "meta = $5" : "meta IS NULL") +
-                        (from_seq > 1 ? " AND (control->'tail'->>'seq')::int8 >= $6" : "") + rest;
-    Oid types[] = {objectid_type(), objectid_type(), TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID};
+    std::string query =
+        std::string(select) + info_.bucket_name + " WHERE " +
+        (info_.reopen_index ? ""
+                            : "(_id >= $1 AND _id <= $2 OR _id >= $7 AND _id <= $8) "
+                              "AND ") +
+        "min_time = $3 AND control->'tail'->>'bucket' = $4 AND " +
+        (meta ? "meta = $5" : "meta IS NULL") +
+        (from_seq > 1 ? " AND (control->'tail'->>'seq')::int8 >= $6" : "") + rest;
+    Oid types[] = {objectid_type(), objectid_type(), TIMESTAMPTZOID,  TEXTOID,
+                   JSONBOID,        INT8OID,         objectid_type(), objectid_type()};
     std::string hex = id.to_hex();
     Datum values[] = {objectid_datum(low),
                       objectid_datum(high),
                       TimestampTzGetDatum(to_timestamptz(min_time)),
                       pg_call([&] { return CStringGetTextDatum(hex.c_str()); }),
                       PointerGetDatum(meta),
-                      Int64GetDatum(from_seq)};
-    const char nulls[] = {' ', ' ', ' ', ' ', meta ? ' ' : 'n', ' '};
-    return run(query.c_str(), 6, types, values, nulls, 0);
+                      Int64GetDatum(from_seq),
+                      objectid_datum(ObjectId::from_parts(0, 0)),
+                      objectid_datum(ObjectId::from_parts(0, ~uint64_t{0}))};
+    const char nulls[] = {' ', ' ', ' ', ' ', meta ? ' ' : 'n', ' ', ' ', ' '};
+    return run(query.c_str(), 8, types, values, nulls, 0);
 }
 
 std::vector<catalog::BucketRef> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) {
@@ -434,11 +442,15 @@ void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
 
 namespace {
 
-// A tail's _id: time component 0 and 8 random bytes. Time-ordered ids
-// would put each tail's entry in the _id index after every other, on pages
-// no later insert reaches; random ones share pages with the entries of
-// tails already folded, which reclaim.hpp gives back.
-ObjectId tail_id() {
+// A tail's _id. Time-ordered ids would put each tail's entry in the _id
+// index after every other, on pages no later insert reaches; with time
+// component 0 and 8 random bytes, they share pages with the entries of
+// tails already folded, which reclaim.hpp gives back. Without an index to
+// find a bucket's tails by meta and start, tails are found by an _id range
+// (run_tails): they then carry their bucket's time, as its _id does.
+ObjectId tail_id(const CollectionInfo &info, const ObjectId &bucket) {
+    if (!info.reopen_index)
+        return ObjectId::generate(bucket.seconds());
     uint64_t bits = 0;
     if (!pg_strong_random(&bits, sizeof bits))
         throw Error(ErrorCode::Internal, "could not generate random bytes for a tail's _id");
@@ -457,8 +469,8 @@ void BucketStore::insert_tail(const StoredBucket &appended, const BucketData &da
     cached.tails++;
     cached.next_seq++;
     cached.stored_bytes += encoded.size();
-    insert_row(tail_id(), meta,
-               control_jsonb(control, new_rows_context_), encoded, std::move(cached));
+    insert_row(tail_id(info_, appended.id), meta, control_jsonb(control, new_rows_context_),
+               encoded, std::move(cached));
 }
 
 // Rows are inserted together when the store finishes: one statement for

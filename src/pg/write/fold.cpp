@@ -1,7 +1,7 @@
 // Folding tails (doc/ARCHITECTURE.md, "Tails"): a bucket's tail rows
 // written into the bucket row, for buckets whose series stopped receiving
 // measurements while the bucket was open (the insert path folds a bucket's
-// tails itself when it closes, or at its 64th).
+// tails itself when it closes, or when it has as many as max_tails allows).
 extern "C" {
 #include "postgres.h"
 #include "catalog/pg_type_d.h"
