@@ -31,7 +31,6 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 }
 
@@ -56,7 +55,8 @@ struct IndexKeys {
 struct FoldedRows {
     MemoryContext context;
     Oid relid;
-    TransactionId xid;
+    Oid table;  // the bucket table (relid, or its TOAST table's)
+    FullTransactionId xid;
     SubTransactionId subtransaction;  // while not committed
     bool committed;
     Size bytes;
@@ -86,28 +86,39 @@ void forget_and_free(FoldedRows *folded) {
     MemoryContextDelete(folded->context);
 }
 
-// Applies `f` to the batches not yet committed (a copy of the list: `f`
-// may forget them).
+// Applies `f` to the batches not yet committed; `f` returns whether to
+// forget the batch. Allocates nothing: it runs in transaction callbacks
+// (at commit, an error would be a PANIC; in a subtransaction, memory would
+// keep its context alive).
 template <typename F>
 void for_each_uncommitted(F f) {
-    List *batches = list_copy(noted);
     ListCell *cell;
-    foreach (cell, batches) {
+    foreach (cell, noted) {
         auto *folded = static_cast<FoldedRows *>(lfirst(cell));
-        if (!folded->committed)
-            f(folded);
+        if (folded->committed || !f(folded))
+            continue;
+        noted = foreach_delete_current(noted, cell);
+        noted_bytes -= folded->bytes;
+        MemoryContextDelete(folded->context);
     }
-    list_free(batches);
 }
 
 void on_xact(XactEvent event, void *) {
+    if (reclaiming != nullptr &&
+        (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)) {
+        MemoryContextDelete(reclaiming->context);  // its reclaim failed
+        reclaiming = nullptr;
+    }
     if (noted == NIL)
         return;
     if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
-        for_each_uncommitted([](FoldedRows *folded) { folded->committed = true; });
+        for_each_uncommitted([](FoldedRows *folded) {
+            folded->committed = true;
+            return false;
+        });
     else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
              event == XACT_EVENT_PREPARE)
-        for_each_uncommitted(forget_and_free);
+        for_each_uncommitted([](FoldedRows *) { return true; });
 }
 
 void on_subxact(SubXactEvent event, SubTransactionId subtransaction, SubTransactionId parent,
@@ -118,12 +129,11 @@ void on_subxact(SubXactEvent event, SubTransactionId subtransaction, SubTransact
         for_each_uncommitted([&](FoldedRows *folded) {
             if (folded->subtransaction == subtransaction)
                 folded->subtransaction = parent;
+            return false;
         });
     else if (event == SUBXACT_EVENT_ABORT_SUB)
-        for_each_uncommitted([&](FoldedRows *folded) {
-            if (folded->subtransaction == subtransaction)
-                forget_and_free(folded);
-        });
+        for_each_uncommitted(
+            [&](FoldedRows *folded) { return folded->subtransaction == subtransaction; });
 }
 
 IndexKeys keys_of(Relation relation, Relation index, const ItemPointerData *rows, int count) {
@@ -261,7 +271,7 @@ void reclaim(Relation relation, const FoldedRows &folded) {
         if (index->rd_index->indisvalid) {  // not one being built
             int shared = shared_columns(index, keys, folded.count);
             if (shared > 0)
-                visit_entries(relation, index, keys, 0, shared, 4 * folded.count + 16, &snapshot,
+                visit_entries(relation, index, keys, 0, shared, 4 * folded.count + 80, &snapshot,
                               slot);
             else
                 for (int r = 0; r < folded.count; r++)
@@ -273,7 +283,7 @@ void reclaim(Relation relation, const FoldedRows &folded) {
     prune_pages(relation, folded);
 }
 
-void note_batch(Relation relation, const ItemPointerData *rows, int count) {
+void note_batch(Relation relation, Oid table, const ItemPointerData *rows, int count) {
     if (count == 0)
         return;
     if (!callbacks_registered) {
@@ -289,7 +299,8 @@ void note_batch(Relation relation, const ItemPointerData *rows, int count) {
     auto *folded = static_cast<FoldedRows *>(palloc0(sizeof(FoldedRows)));
     folded->context = context;
     folded->relid = RelationGetRelid(relation);
-    folded->xid = GetCurrentTransactionId();
+    folded->table = table;
+    folded->xid = GetCurrentFullTransactionId();
     folded->subtransaction = GetCurrentSubTransactionId();
     folded->count = count;
     folded->rows = static_cast<ItemPointerData *>(palloc(sizeof(ItemPointerData) * count));
@@ -350,10 +361,15 @@ List *toast_chunks_of(Relation relation, const ItemPointerData *rows, int count,
     return chunks;
 }
 
+// At most this many batches a call, so that a write after a long snapshot
+// ended does not pay for everything it held back at once.
+constexpr int kBatchesPerCall = 32;
+
 void reclaim_rows_of(Relation relation) {
     Oid relid = RelationGetRelid(relation);
     List *batches = list_copy(noted);
     ListCell *cell;
+    int reclaimed = 0;
     foreach (cell, batches) {
         auto *folded = static_cast<FoldedRows *>(lfirst(cell));
         if (folded->relid != relid || !folded->committed)
@@ -361,7 +377,8 @@ void reclaim_rows_of(Relation relation) {
         // Batches were noted in commit order: once one is still visible to
         // some snapshot, so are the later ones (and asking again for each
         // would recompute the horizon each time).
-        if (!GlobalVisCheckRemovableXid(relation, folded->xid))
+        if (reclaimed++ == kBatchesPerCall ||
+            !GlobalVisCheckRemovableFullXid(relation, folded->xid))
             break;
         forget(folded);
         reclaiming = folded;
@@ -389,7 +406,7 @@ void reclaim_relation(Oid relid) {
 void note_folded_rows(Relation relation, const ItemPointerData *rows, int count) {
     Oid toast_relid = InvalidOid;
     List *chunks = toast_chunks_of(relation, rows, count, &toast_relid);
-    note_batch(relation, rows, count);
+    note_batch(relation, RelationGetRelid(relation), rows, count);
     if (chunks == NIL)
         return;
     int n = list_length(chunks);
@@ -397,40 +414,22 @@ void note_folded_rows(Relation relation, const ItemPointerData *rows, int count)
     for (int i = 0; i < n; i++)
         tids[i] = *static_cast<ItemPointerData *>(list_nth(chunks, i));
     Relation toast = table_open(toast_relid, RowExclusiveLock);
-    note_batch(toast, tids, n);
+    note_batch(toast, RelationGetRelid(relation), tids, n);
     table_close(toast, NoLock);
 }
 
-// In a subtransaction of its own: reclaiming is an optimisation, and its
-// failure must not fail the write that called it. A failed batch is
-// forgotten (VACUUM gives its space back) with a warning: it is a bug.
+// A batch is forgotten before it is reclaimed: should reclaiming fail
+// (an error is a bug, or a cancel), the statement fails but the next one
+// does not try it again, and VACUUM gives its space back.
 void reclaim_folded_rows(Oid relid) {
-    if (noted == NIL)
-        return;
-    MemoryContext context = CurrentMemoryContext;
-    ResourceOwner owner = CurrentResourceOwner;
-    BeginInternalSubTransaction(nullptr);
-    PG_TRY();
-    {
+    bool ready = false;
+    ListCell *cell;
+    foreach (cell, noted) {
+        auto *folded = static_cast<FoldedRows *>(lfirst(cell));
+        ready = ready || (folded->table == relid && folded->committed);
+    }
+    if (ready)
         reclaim_relation(relid);
-        ReleaseCurrentSubTransaction();
-    }
-    PG_CATCH();
-    {
-        MemoryContextSwitchTo(context);
-        ErrorData *error = CopyErrorData();
-        FlushErrorState();
-        RollbackAndReleaseCurrentSubTransaction();
-        if (reclaiming != nullptr)
-            MemoryContextDelete(reclaiming->context);
-        reclaiming = nullptr;
-        ereport(WARNING, (errmsg("tscoll: could not reclaim the space of folded tails: %s",
-                                 error->message)));
-        FreeErrorData(error);
-    }
-    PG_END_TRY();
-    MemoryContextSwitchTo(context);
-    CurrentResourceOwner = owner;
 }
 
 }  // namespace tscoll::pg

@@ -356,7 +356,7 @@ BucketData BucketStore::decode_stored(const ObjectId &id, Datum data) const {
 
 // Runs `select` over the tails of bucket `id`, then `rest`. An index on
 // meta and min_time (or min_time) finds them; without one, the primary key
-// does: a tail's _id has its bucket's time component.
+// does (tail_id).
 uint64 BucketStore::run_tails(const char *select, const char *rest, const ObjectId &id,
                               UnixMicros min_time, Jsonb *meta, int64_t from_seq) {
     // Without the index, by _id: the bucket's time, or time 0 for tails
