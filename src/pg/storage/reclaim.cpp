@@ -293,8 +293,10 @@ void note_batch(Relation relation, Oid table, const ItemPointerData *rows, int c
     }
     while (noted != NIL && noted_bytes > kMaxNotedBytes)
         forget_and_free(static_cast<FoldedRows *>(linitial(noted)));
+    // Under the statement's context until it is complete: an error on the
+    // way leaves nothing behind.
     MemoryContext context =
-        AllocSetContextCreate(TopMemoryContext, "tscoll folded rows", ALLOCSET_SMALL_SIZES);
+        AllocSetContextCreate(CurrentMemoryContext, "tscoll folded rows", ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(context);
     auto *folded = static_cast<FoldedRows *>(palloc0(sizeof(FoldedRows)));
     folded->context = context;
@@ -316,6 +318,7 @@ void note_batch(Relation relation, Oid table, const ItemPointerData *rows, int c
         index_close(index, NoLock);
     }
     folded->bytes = MemoryContextMemAllocated(context, true);
+    MemoryContextSetParent(context, TopMemoryContext);
     MemoryContextSwitchTo(TopMemoryContext);
     noted = lappend(noted, folded);
     noted_bytes += folded->bytes;
