@@ -136,12 +136,14 @@ void on_subxact(SubXactEvent event, SubTransactionId subtransaction, SubTransact
             [&](FoldedRows *folded) { return folded->subtransaction == subtransaction; });
 }
 
-IndexKeys keys_of(Relation relation, Relation index, const ItemPointerData *rows, int count) {
-    IndexInfo *info = BuildIndexInfo(index);
-    int columns = info->ii_NumIndexKeyAttrs;
+// The keys are allocated in `batch`; the work to compute them is not.
+IndexKeys keys_of(Relation relation, Relation index, const ItemPointerData *rows, int count,
+                  MemoryContext batch) {
+    int columns = IndexRelationGetNumberOfKeyAttributes(index);
     IndexKeys keys{RelationGetRelid(index), columns,
-                   static_cast<Datum *>(palloc(sizeof(Datum) * columns * count)),
-                   static_cast<bool *>(palloc(sizeof(bool) * columns * count))};
+                   static_cast<Datum *>(MemoryContextAlloc(batch, sizeof(Datum) * columns * count)),
+                   static_cast<bool *>(MemoryContextAlloc(batch, sizeof(bool) * columns * count))};
+    IndexInfo *info = BuildIndexInfo(index);
     EState *estate = CreateExecutorState();
     TupleTableSlot *slot = table_slot_create(relation, nullptr);
     GetPerTupleExprContext(estate)->ecxt_scantuple = slot;
@@ -169,11 +171,15 @@ IndexKeys keys_of(Relation relation, Relation index, const ItemPointerData *rows
             }
             // A value stored out of line is read now: its chunks are
             // deleted with the row.
+            MemoryContext work = MemoryContextSwitchTo(batch);
             Datum value = values[c];
             if (attribute->attlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(value)))
                 value = PointerGetDatum(
                     detoast_external_attr(reinterpret_cast<varlena *>(DatumGetPointer(value))));
-            keys.values[r * columns + c] = datumCopy(value, attribute->attbyval, attribute->attlen);
+            else
+                value = datumCopy(value, attribute->attbyval, attribute->attlen);
+            keys.values[r * columns + c] = value;
+            MemoryContextSwitchTo(work);
         }
         ResetPerTupleExprContext(estate);
     }
@@ -299,22 +305,27 @@ void note_batch(Relation relation, Oid table, const ItemPointerData *rows, int c
         AllocSetContextCreate(CurrentMemoryContext, "tscoll folded rows", ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(context);
     auto *folded = static_cast<FoldedRows *>(palloc0(sizeof(FoldedRows)));
+    MemoryContextSwitchTo(old);
     folded->context = context;
     folded->relid = RelationGetRelid(relation);
     folded->table = table;
     folded->xid = GetCurrentFullTransactionId();
     folded->subtransaction = GetCurrentSubTransactionId();
     folded->count = count;
-    folded->rows = static_cast<ItemPointerData *>(palloc(sizeof(ItemPointerData) * count));
+    folded->rows = static_cast<ItemPointerData *>(
+        MemoryContextAlloc(context, sizeof(ItemPointerData) * count));
     memcpy(folded->rows, rows, sizeof(ItemPointerData) * count);
     List *indexes = RelationGetIndexList(relation);
-    folded->keys = static_cast<IndexKeys *>(palloc(sizeof(IndexKeys) * list_length(indexes)));
+    folded->keys = static_cast<IndexKeys *>(
+        MemoryContextAlloc(context, sizeof(IndexKeys) * list_length(indexes)));
     ListCell *cell;
+    // Not a partial index: its expressions need not hold for rows outside
+    // its predicate, and an error here would fail the fold.
     foreach (cell, indexes) {
         Relation index = index_open(lfirst_oid(cell), RowExclusiveLock);
         if (index->rd_rel->relam == BTREE_AM_OID && index->rd_index->indisvalid &&
             RelationGetIndexPredicate(index) == NIL)
-            folded->keys[folded->indexes++] = keys_of(relation, index, rows, count);
+            folded->keys[folded->indexes++] = keys_of(relation, index, rows, count, context);
         index_close(index, NoLock);
     }
     folded->bytes = MemoryContextMemAllocated(context, true);
