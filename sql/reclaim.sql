@@ -31,6 +31,14 @@ CREATE FUNCTION batch(c text, k int) RETURNS TABLE (t timestamptz, m text, v int
            c || '-' || s, k * 100 + i * 10 + s
       FROM generate_series(0, 2) i, generate_series(0, 1) s
 $$;
+-- Statements first..last into collection c, one INSERT each (for \gexec);
+-- `meta` makes the meta value from the series name m.
+CREATE FUNCTION statements(c text, first int, last int, meta text DEFAULT 'to_jsonb(m)')
+    RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT format('INSERT INTO %s (t, m, doc) SELECT t, %s, jsonb_build_object(''v'', v) '
+                  'FROM batch(%L, %s)', c, meta, c, k)
+      FROM generate_series(first, last) k
+$$;
 
 -- A meta of about 2.4 kB of incompressible text: stored out of line.
 SELECT tscoll.create_collection('wide', 't', 'm');
@@ -40,9 +48,7 @@ CREATE FUNCTION wide_meta(series text) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $
 $$;
 \set ECHO none
 \set QUIET on
-SELECT format('INSERT INTO wide (t, m, doc) SELECT t, wide_meta(m), jsonb_build_object(''v'', v) '
-              'FROM batch(''wide'', %s)', k)
-  FROM generate_series(0, 59) k \gexec
+SELECT statements('wide', 0, 59, 'wide_meta(m)') \gexec
 \set QUIET off
 \set ECHO all
 INSERT INTO expected SELECT b.* FROM generate_series(0, 59) k, batch('wide', k) b;
@@ -72,17 +78,13 @@ END $$;
 BEGIN;
 \set ECHO none
 \set QUIET on
-SELECT format('INSERT INTO undone (t, m, doc) SELECT t, to_jsonb(m), jsonb_build_object(''v'', v) '
-              'FROM batch(''undone'', %s)', k)
-  FROM generate_series(45, 74) k \gexec
+SELECT statements('undone', 45, 74) \gexec
 \set QUIET off
 \set ECHO all
 ROLLBACK;
 \set ECHO none
 \set QUIET on
-SELECT format('INSERT INTO undone (t, m, doc) SELECT t, to_jsonb(m), jsonb_build_object(''v'', v) '
-              'FROM batch(''undone'', %s)', k)
-  FROM generate_series(75, 104) k \gexec
+SELECT statements('undone', 75, 104) \gexec
 \set QUIET off
 \set ECHO all
 INSERT INTO expected SELECT b.* FROM generate_series(75, 104) k, batch('undone', k) b;
@@ -97,9 +99,7 @@ SET tscoll.bucket_max_count = 200;
 SELECT tscoll.create_collection('unindexed', 't', 'm');
 \set ECHO none
 \set QUIET on
-SELECT format('INSERT INTO unindexed (t, m, doc) SELECT t, to_jsonb(m), jsonb_build_object(''v'', v) '
-              'FROM batch(''unindexed'', %s)', k)
-  FROM generate_series(0, 20) k \gexec
+SELECT statements('unindexed', 0, 20) \gexec
 \set QUIET off
 \set ECHO all
 SELECT count(*) > 0 AS had_tails FROM "system.buckets.unindexed" WHERE control ? 'tail';
@@ -108,9 +108,7 @@ SELECT tscoll.drop_index('unindexed', name)
  WHERE name <> '_id_';
 \set ECHO none
 \set QUIET on
-SELECT format('INSERT INTO unindexed (t, m, doc) SELECT t, to_jsonb(m), jsonb_build_object(''v'', v) '
-              'FROM batch(''unindexed'', %s)', k)
-  FROM generate_series(21, 99) k \gexec
+SELECT statements('unindexed', 21, 99) \gexec
 \set QUIET off
 \set ECHO all
 INSERT INTO expected SELECT b.* FROM generate_series(0, 99) k, batch('unindexed', k) b;
