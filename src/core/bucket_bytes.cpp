@@ -153,11 +153,11 @@ void DisplayScales::apply(uint64_t index, Value &v, size_t &next_other) const {
     if (scale < back)
         corrupt("a display scale below the number's own");
     if (scale != back)
-        v = Value::number(with_display_scale(text, scale), v.as_number().float8);
+        v.as_number().text = with_display_scale(text, scale);  // the same value
 }
 
 void Writer::number(const Number &n) {
-    ExactNumber exact = exact_number(n.text);
+    ExactNumber exact = n.exact();
     // A text with zeros its value does not need ("1.0") keeps them as text.
     if ((exact.integer || exact.real) && may_keep_zeros(n.text) &&
         display_scale(n.text) != read_back_scale(exact))
@@ -224,13 +224,13 @@ void Writer::value(const Value &v, int64_t &previous_date) {
 }
 
 Value integer_value(int64_t i) {
-    return Value::number(std::to_string(i), static_cast<double>(i));
+    return Value::number(i);
 }
 
 Value double_value(double d) {
     if (!std::isfinite(d))
         corrupt("a number that is not finite");
-    return Value::number(shortest_text(d), d == 0 ? 0.0 : d);
+    return Value::real(d);
 }
 
 Value Reader::value(int64_t &previous_date, size_t depth) {

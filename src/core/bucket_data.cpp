@@ -99,7 +99,7 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
     for (const Value &v : values) {
         if (!v.is(Value::Kind::Number))
             return false;
-        const ExactNumber &exact = exacts.emplace_back(exact_number(v.as_number().text));
+        const ExactNumber &exact = exacts.emplace_back(v.as_number().exact());
         if (exact.integer) {
             integers.push_back(*exact.integer);
             doubles.push_back(static_cast<double>(*exact.integer));

@@ -63,6 +63,17 @@ int compare_arrays(const Value::Array &a, const Value::Array &b) {
     return compare_scalars(a.size(), b.size());
 }
 
+// Two integers, or two doubles each of which is exactly its text (their
+// order is their texts' order), compare as machine numbers.
+int compare_number_values(const Number &a, const Number &b) {
+    ExactNumber x = a.exact(), y = b.exact();
+    if (x.integer && y.integer)
+        return compare_scalars(*x.integer, *y.integer);
+    if (x.real && y.real)
+        return compare_scalars(*x.real, *y.real);
+    return compare_numbers(a.text, b.text);
+}
+
 }  // namespace
 
 int compare_values(const Value &a, const Value &b) {
@@ -72,7 +83,7 @@ int compare_values(const Value &a, const Value &b) {
         case Value::Kind::Null:
             return 0;
         case Value::Kind::Number:
-            return compare_numbers(a.as_number().text, b.as_number().text);
+            return compare_number_values(a.as_number(), b.as_number());
         case Value::Kind::String:
             return sign(a.as_string().compare(b.as_string()));
         case Value::Kind::Object:
@@ -93,7 +104,7 @@ int compare_values(const Value &a, const Value &b) {
 namespace {
 
 size_t number_size(const Number &n) {
-    switch (bson_number_type(n.text)) {
+    switch (bson_number_type(n.exact())) {
         case BsonNumber::Int32:
             return 4;
         case BsonNumber::Int64:

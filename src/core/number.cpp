@@ -227,6 +227,20 @@ std::optional<ExactNumber> plain_exact_number(std::string_view text) {
         significant -= std::min(d->fraction.find_first_not_of('0'), d->fraction.size());
     if (significant > 15 || d->fraction.size() > 300)
         return std::nullopt;
+    if (d->fraction.size() <= 22) {
+        // Digits and power of ten both exact as doubles (below 10^15 and
+        // 10^22), so their quotient is the correctly rounded value.
+        static constexpr double kPowers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                             1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                             1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+        int64_t digits = 0;
+        for (char c : d->integer)
+            digits = digits * 10 + (c - '0');
+        for (char c : d->fraction)
+            digits = digits * 10 + (c - '0');
+        double real = static_cast<double>(digits) / kPowers[d->fraction.size()];
+        return ExactNumber{std::nullopt, d->negative ? -real : real};
+    }
     double real = 0;
     auto result = std::from_chars(text.data(), text.data() + text.size(), real);
     if (result.ec != std::errc() || result.ptr != text.data() + text.size())
@@ -248,7 +262,10 @@ ExactNumber exact_number(std::string_view text) {
 }
 
 BsonNumber bson_number_type(std::string_view text) {
-    ExactNumber n = exact_number(text);
+    return bson_number_type(exact_number(text));
+}
+
+BsonNumber bson_number_type(const ExactNumber &n) {
     if (n.integer)
         return *n.integer >= std::numeric_limits<int32_t>::min() &&
                        *n.integer <= std::numeric_limits<int32_t>::max()

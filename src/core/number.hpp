@@ -41,6 +41,7 @@ ExactNumber exact_number(std::string_view text);
 // How a JSON number is stored in BSON: the narrowest exact type.
 enum class BsonNumber { Int32, Int64, Double, Decimal128 };
 BsonNumber bson_number_type(std::string_view text);
+BsonNumber bson_number_type(const ExactNumber &n);
 
 // The shortest decimal text that reads back as d.
 std::string shortest_text(double d);

@@ -9,6 +9,44 @@
 
 namespace tscoll {
 
+Number Number::of(int64_t i) {
+    Number n(std::to_string(i));
+    n.form_ = Form::Integer;
+    n.integer_ = i;
+    return n;
+}
+
+Number Number::of(double d) {
+    Number n(shortest_text(d));
+    n.form_ = Form::Real;
+    n.real_ = d == 0 ? 0.0 : d;  // jsonb prints -0 as 0, so float8 reads it as 0
+    return n;
+}
+
+ExactNumber Number::exact() const {
+    if (form_ == Form::Unknown) {
+        ExactNumber e = exact_number(text);
+        form_ = e.integer ? Form::Integer : e.real ? Form::Real : Form::Neither;
+        integer_ = e.integer.value_or(0);
+        real_ = e.real.value_or(0);
+    }
+    switch (form_) {
+        case Form::Integer:
+            return ExactNumber{integer_, std::nullopt};
+        case Form::Real:
+            return ExactNumber{std::nullopt, real_};
+        default:
+            return ExactNumber{};
+    }
+}
+
+std::optional<double> Number::float8() const {
+    ExactNumber e = exact();
+    if (e.integer)
+        return static_cast<double>(*e.integer);
+    return e.real;
+}
+
 const char *Value::type_name() const {
     switch (kind()) {
         case Kind::Null:
@@ -45,7 +83,7 @@ void Value::add(std::string key, Value value) {
 std::optional<int64_t> Value::as_exact_int64() const {
     if (!is(Kind::Number))
         return std::nullopt;
-    return exact_int64(as_number().text);
+    return as_number().exact().integer;
 }
 
 namespace {

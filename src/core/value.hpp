@@ -14,18 +14,36 @@
 #include <vector>
 
 #include "core/date.hpp"
+#include "core/number.hpp"
 #include "core/objectid.hpp"
 
 namespace tscoll {
 
 struct Member;
 
-struct Number {
+class Number {
+  public:
+    explicit Number(std::string text) : text(std::move(text)) {}
+    static Number of(int64_t i);
+    // d must be finite.
+    static Number of(double d);
+
     std::string text;  // exact decimal text, e.g. "12", "1e-7", "12.50"
-    // The double that reading `text` as float8 gives, when the bucket
-    // decoder knows it without parsing (integers and doubles).
-    std::optional<double> float8;
+
+    // exact_number(text), worked out once: writers ask it of each number
+    // several times (its BSON size, the control's bounds, the codec).
+    ExactNumber exact() const;
+    // The double that reading the text as float8 gives, when the number is
+    // exactly an integer or a double.
+    std::optional<double> float8() const;
+
     bool operator==(const Number &o) const { return text == o.text; }
+
+  private:
+    enum class Form : uint8_t { Unknown, Integer, Real, Neither };
+    mutable Form form_ = Form::Unknown;
+    mutable int64_t integer_ = 0;
+    mutable double real_ = 0;
 };
 
 class Value {
@@ -37,10 +55,9 @@ class Value {
     Value() = default;
     static Value null() { return Value(); }
     static Value boolean(bool b) { return Value(Storage(b)); }
-    static Value number(std::string text, std::optional<double> float8 = std::nullopt) {
-        return Value(Storage(Number{std::move(text), float8}));
-    }
-    static Value number(int64_t n) { return number(std::to_string(n)); }
+    static Value number(std::string text) { return Value(Storage(Number(std::move(text)))); }
+    static Value number(int64_t n) { return Value(Storage(Number::of(n))); }
+    static Value real(double d) { return Value(Storage(Number::of(d))); }
     static Value string(std::string s) { return Value(Storage(std::move(s))); }
     static Value array(Array a = {}) { return Value(Storage(std::move(a))); }
     static Value object(Object o = {}) { return Value(Storage(std::move(o))); }
@@ -54,6 +71,7 @@ class Value {
 
     bool as_bool() const { return std::get<bool>(v_); }
     const Number &as_number() const { return std::get<Number>(v_); }
+    Number &as_number() { return std::get<Number>(v_); }
     const std::string &as_string() const { return std::get<std::string>(v_); }
     const Array &as_array() const { return std::get<Array>(v_); }
     const Object &as_object() const { return std::get<Object>(v_); }

@@ -189,6 +189,42 @@ TEST(Number, ExactNumberOfPlainTextsMatchesDecimal) {
     }
 }
 
+// Numbers whose texts are exactly integers or doubles compare as machine
+// numbers (Number::exact, worked out once): the order must be their texts'.
+TEST(Compare, NumbersAsMachineValuesAgreeWithTheirTexts) {
+    std::mt19937_64 random(34);
+    auto text = [&] {
+        static const char *const kForms[] = {"0",     "-0",    "0.0",  "1",         "10",
+                                             "-10",   "9.5",   "0.05", "-0.050",    "123.456",
+                                             "1e300", "1e-300", "12e3", "0.1000000000000000055511151231257827"};
+        std::string t = kForms[random() % 14];
+        if (random() % 2 && t.find('e') == std::string::npos)
+            t += std::to_string(random() % 1000);
+        return t;
+    };
+    auto value = [&](const std::string &t) {
+        switch (random() % 3) {
+            case 0:
+                return Value::number(t);
+            case 1:
+                if (std::optional<double> d = exact_double(t))
+                    return Value::real(*d);
+                return Value::number(t);
+            default:
+                if (std::optional<int64_t> i = exact_int64(t))
+                    return Value::number(*i);
+                return Value::number(t);
+        }
+    };
+    for (int i = 0; i < 20000; i++) {
+        std::string a = text(), b = text();
+        Value x = value(a), y = value(b);
+        EXPECT_EQ(compare_values(x, y), compare_numbers(a, b)) << a << " vs " << b;
+        // Asked again, from the forms worked out by the first comparison.
+        EXPECT_EQ(compare_values(y, x), compare_numbers(b, a)) << a << " vs " << b;
+    }
+}
+
 TEST(Compare, TypeOrder) {
     // null < number < string < object < array < objectid < boolean < date
     std::vector<Value> ordered = {Value::null(),         num("1e9"),

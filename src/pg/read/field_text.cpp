@@ -66,8 +66,8 @@ std::string field_text(const Value &v) {
 }
 
 std::optional<double> plain_double(const Number &n) {
-    if (n.float8)
-        return n.float8;
+    if (std::optional<double> d = n.float8())
+        return d;
     const std::string &text = n.text;
     if (text.find_first_of("eE") != std::string::npos || text.rfind("-0", 0) == 0)
         return std::nullopt;

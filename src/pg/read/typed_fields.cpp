@@ -121,7 +121,7 @@ Value typed_field_value(Datum d, Oid type) {
                 throw Error(ErrorCode::BadValue,
                             "a measurement field cannot hold " +
                                 std::string(std::isnan(x) ? "NaN" : "an infinite number"));
-            return Value::number(shortest_text(x == 0 ? 0.0 : x), x == 0 ? 0.0 : x);
+            return Value::real(x == 0 ? 0.0 : x);
         }
         case INT8OID:
             return Value::number(DatumGetInt64(d));
