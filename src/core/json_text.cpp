@@ -187,7 +187,7 @@ class Reader {
         }
         for (;;) {
             skip_space();
-            Member m;
+            Member &m = members.emplace_back();  // read in place
             if (p_ == end_ || *p_ != '"' || !string(m.key))
                 return false;
             skip_space();
@@ -196,7 +196,6 @@ class Reader {
             skip_space();
             if (!value(m.value, depth + 1))
                 return false;
-            members.push_back(std::move(m));
             skip_space();
             if (p_ == end_)
                 return false;

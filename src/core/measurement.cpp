@@ -160,11 +160,24 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
                     "a measurement must be a JSON object, not " + std::string(doc.type_name()),
                     "Collection \"" + names.collection + "\".");
     std::optional<Value> meta = std::move(input.meta);
-    bool has_time = false;
-    bool has_id = false;
+    Value::Object &given = doc.as_object();
+    auto has = [&](const std::string &key) {
+        return std::any_of(given.begin(), given.end(),
+                           [&](const Member &m) { return m.key == key; });
+    };
+    // The fields: a generated _id first, then the time field when only its
+    // column gives it, then the doc's own, built in that order (inserting
+    // at the front would move every member).
+    bool has_id = has("_id");
+    bool has_time = has(names.time_field);
     Value fields = Value::object();
-    fields.as_object().reserve(doc.as_object().size() + 2);
-    for (Member &m : doc.as_object()) {
+    Value::Object &members = fields.as_object();
+    members.reserve(given.size() + 2);
+    if (!has_id)
+        members.push_back(Member{"_id", Value::objectid(generated_id)});
+    if (!has_time)
+        members.push_back(Member{names.time_field, Value()});  // set below
+    for (Member &m : given) {
         if (!names.meta_field.empty() && m.key == names.meta_field) {
             if (meta && !json_equal(*meta, m.value))
                 throw Error(
@@ -186,23 +199,18 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
                     "Collection \"" + names.collection + "\".",
                     "Give the time field in one place only.");
             input.time = t;
-            has_time = true;
-            fields.add(m.key, Value::date(*t));
+            members.push_back(Member{m.key, Value::date(*t)});
             continue;
         }
-        has_id = has_id || m.key == "_id";
         recognise_dates(m.value);
-        fields.as_object().push_back(std::move(m));
+        members.push_back(std::move(m));
     }
     // A bucket must start where PostgreSQL's dates do, too.
     if (!input.time || *input.time > kMaxTime ||
         bucket_start(*input.time, names.rounding_seconds) < kMinTime)
         throw_bad_date(names);
-    Value::Object &members = fields.as_object();
     if (!has_time)
-        members.insert(members.begin(), Member{names.time_field, Value::date(*input.time)});
-    if (!has_id)
-        members.insert(members.begin(), Member{"_id", Value::objectid(generated_id)});
+        members[has_id ? 0 : 1].value = Value::date(*input.time);
     uint64_t size = bson_document_size(fields);
     check_limits(fields, meta, names, size, max_measurement_size);
     return PreparedMeasurement{Measurement{*input.time, std::move(fields), size}, std::move(meta)};
