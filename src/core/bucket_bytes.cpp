@@ -65,7 +65,7 @@ int64_t read_back_scale(const ExactNumber &exact) {
 }
 
 bool may_keep_zeros(std::string_view text) {
-    return text.find_first_of("eE") != std::string_view::npos ||
+    return exponent_mark(text) != std::string_view::npos ||
            (text.back() == '0' && text.find('.') != std::string_view::npos);
 }
 

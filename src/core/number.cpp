@@ -277,7 +277,7 @@ BsonNumber bson_number_type(const ExactNumber &n) {
 int64_t display_scale(std::string_view text) {
     int64_t fraction = 0;
     size_t dot = text.find('.');
-    size_t e = text.find_first_of("eE");
+    size_t e = exponent_mark(text);
     if (dot != std::string_view::npos)
         fraction = static_cast<int64_t>((e == std::string_view::npos ? text.size() : e) - dot - 1);
     int64_t exponent = 0;

@@ -43,6 +43,15 @@ enum class BsonNumber { Int32, Int64, Double, Decimal128 };
 BsonNumber bson_number_type(std::string_view text);
 BsonNumber bson_number_type(const ExactNumber &n);
 
+// Where the text's exponent starts ('e' or 'E'), or npos. (A loop, not
+// find_first_of, which calls memchr once per character.)
+inline size_t exponent_mark(std::string_view text) {
+    for (size_t i = 0; i < text.size(); i++)
+        if (text[i] == 'e' || text[i] == 'E')
+            return i;
+    return std::string_view::npos;
+}
+
 // The shortest decimal text that reads back as d.
 std::string shortest_text(double d);
 

@@ -49,7 +49,7 @@ std::string field_text(const Value &v) {
         case Value::Kind::Number: {
             // jsonb prints numbers as numeric does: no exponent, no "-0".
             const std::string &text = v.as_number().text;
-            if (text.find_first_of("eE") == std::string::npos && text.rfind("-0", 0) != 0)
+            if (exponent_mark(text) == std::string::npos && text.rfind("-0", 0) != 0)
                 return text;
             return pg_call([&] {
                 return DatumGetCString(DirectFunctionCall1(
@@ -69,7 +69,7 @@ std::optional<double> plain_double(const Number &n) {
     if (std::optional<double> d = n.float8())
         return d;
     const std::string &text = n.text;
-    if (text.find_first_of("eE") != std::string::npos || text.rfind("-0", 0) == 0)
+    if (exponent_mark(text) != std::string::npos || text.rfind("-0", 0) == 0)
         return std::nullopt;
     double d = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), d);
