@@ -58,6 +58,17 @@ void BucketState::add(const BucketData &data) {
         full_ = true;
 }
 
+void BucketState::add(const BucketOutline &outline) {
+    if (outline.count > 0)
+        schema_.add(Value::object());
+    for (const auto &[name, values] : outline.fields)
+        schema_.add_field(name, values);
+    count_ += outline.count;
+    size_ += outline.size;
+    if (outline.full)
+        full_ = true;
+}
+
 Bucket::Bucket(ObjectId id, UnixMicros min_time, std::string time_field)
     : id_(id), state_(min_time), time_field_(std::move(time_field)) {}
 

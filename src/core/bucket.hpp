@@ -64,6 +64,8 @@ class BucketState {
     void add(const Value &fields, uint64_t bson_size);
     // Adds every measurement of `data`.
     void add(const BucketData &data);
+    // The same, from stored data's outline.
+    void add(const BucketOutline &outline);
     // Counts measurements that add nothing to the schema (their fields
     // are all known), without reading them.
     void add_counted(uint32_t count, uint64_t size) {

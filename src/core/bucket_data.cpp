@@ -302,4 +302,57 @@ BucketData BucketData::decode(std::string_view bytes, const std::vector<std::str
     return data;
 }
 
+namespace {
+
+// A value of the one kind a codec holds, standing for the column's values;
+// nullopt for tagged values.
+std::optional<Value> kind_of_codec(uint8_t codec) {
+    switch (static_cast<Codec>(codec)) {
+        case Codec::Tagged:
+            return std::nullopt;
+        case Codec::Dates:
+        case Codec::PackedDates:
+            return Value::date(0);
+        case Codec::ObjectIds:
+        case Codec::PackedObjectIds:
+            return Value::objectid(ObjectId{});
+        default:
+            if (codec == static_cast<uint8_t>(Codec::Scaled) || is_number_codec(codec))
+                return Value::number(0);
+            corrupt("unknown codec " + std::to_string(codec));
+    }
+}
+
+}  // namespace
+
+BucketOutline BucketData::outline(std::string_view bytes) {
+    Body b = open_body(bytes);
+    BucketOutline outline{b.count, b.size, b.full, {}};
+    if (b.version == 1) {
+        BucketData whole = decode(bytes);
+        for (BucketColumn &c : whole.columns_)
+            outline.fields.emplace_back(std::move(c.name), std::move(c.values));
+        return outline;
+    }
+    for (uint64_t i = 0; i < b.columns; i++) {
+        ColumnHead head = next_column(b);
+        std::string name(head.name);
+        Reader block(head.block);
+        std::vector<uint32_t> positions = read_positions(block, head.n, b.count, name);
+        std::optional<Value> kind =
+            head.n > 0 && !block.at_end() ? kind_of_codec(block.peek()) : std::nullopt;
+        if (kind) {
+            outline.fields.emplace_back(std::move(name), std::vector<Value>{std::move(*kind)});
+            continue;
+        }
+        BucketColumn c;
+        read_values(block, positions, {}, c);
+        check_end(block, name);
+        outline.fields.emplace_back(std::move(name), std::move(c.values));
+    }
+    if (!b.reader.at_end())
+        corrupt("trailing bytes");
+    return outline;
+}
+
 }  // namespace tscoll

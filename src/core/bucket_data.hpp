@@ -75,6 +75,18 @@ struct Float8Columns {
     std::vector<Float8Column> fields;  // as asked; empty for a field no measurement has
 };
 
+// What a bucket's state (BucketState) needs of stored data, read without
+// building most of its values: the header, and each field with the values
+// that tell its schema. That is all of them for a column of tagged values,
+// and one standing for them all where the column's codec holds values of
+// one kind (numbers, dates, ObjectIds): their type class is the codec's.
+struct BucketOutline {
+    uint32_t count = 0;
+    uint64_t size = 0;
+    bool full = false;
+    std::vector<std::pair<std::string, std::vector<Value>>> fields;
+};
+
 class BucketData {
   public:
     // What encode() writes; decode() reads versions 1 and 2.
@@ -115,6 +127,10 @@ class BucketData {
     // out by `rows` only).
     static BucketData decode(std::string_view bytes, const std::vector<std::string> *wanted,
                              const std::optional<TimeWindow> &window = std::nullopt);
+
+    // The outline of stored data; the checks of decode on the header and
+    // the tagged columns (CRC32C vouches for the rest).
+    static BucketOutline outline(std::string_view bytes);
 
     // Reads only the time column and `fields`, without building values for
     // numbers; the same checks as decode.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 
+#include "core/bucket.hpp"
 #include "core/column_codec.hpp"
 #include "core/compare.hpp"
 #include "core/date.hpp"
@@ -739,6 +740,47 @@ TEST(BucketData, Version1Reads) {
     // encoding it again writes version 2
     EXPECT_EQ(data.encode()[4], 2);
     EXPECT_EQ(BucketData::decode(data.encode()).encode(), data.encode());
+}
+
+// A bucket's state from stored data's outline is the state from its
+// decoded measurements: count, size, fullness and schema.
+TEST(BucketData, OutlineGivesTheStateOfTheData) {
+    std::mt19937_64 rng(29);
+    auto same = [](const BucketState &a, const BucketState &b) {
+        return a.count() == b.count() && a.size() == b.size() && a.full() == b.full() &&
+               a.schema_fingerprint() == b.schema_fingerprint();
+    };
+    for (int round = 0; round < 300; round++) {
+        std::vector<Value> inserted;
+        BucketData data = random_bucket(rng, inserted);
+        if (round % 7 == 0)
+            data.mark_full();
+        std::string bytes = data.encode();
+        BucketState decoded(0), outlined(0);
+        decoded.add(BucketData::decode(bytes));
+        outlined.add(BucketData::outline(bytes));
+        ASSERT_TRUE(same(decoded, outlined)) << round;
+        // And both as measurement by measurement.
+        BucketState one_by_one(0);
+        for (const Value &m : inserted)
+            one_by_one.add(m, 100);
+        if (data.full())
+            one_by_one.mark_full();
+        EXPECT_TRUE(same(one_by_one, outlined)) << round;
+    }
+    // Version 1 data is decoded whole.
+    std::string v1(
+        "\x02\x14\x02"
+        "\x01t\x02"
+        "\x00\x07\xd0\x0f\x00\x07\x14"
+        "\x01v\x01"
+        "\x01\x04\x00\x00\x00\x00\x00\x00\x29\x40",
+        26);
+    BucketState decoded(0), outlined(0);
+    decoded.add(BucketData::decode(framed(v1)));
+    outlined.add(BucketData::outline(framed(v1)));
+    EXPECT_TRUE(same(decoded, outlined));
+    EXPECT_EQ(outlined.count(), 2u);
 }
 
 // A version 2 column block must hold exactly what its head says.

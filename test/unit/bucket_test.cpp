@@ -194,9 +194,13 @@ TEST(Number, ExactNumberOfPlainTextsMatchesDecimal) {
 TEST(Compare, NumbersAsMachineValuesAgreeWithTheirTexts) {
     std::mt19937_64 random(34);
     auto text = [&] {
-        static const char *const kForms[] = {"0",     "-0",    "0.0",  "1",         "10",
-                                             "-10",   "9.5",   "0.05", "-0.050",    "123.456",
-                                             "1e300", "1e-300", "12e3", "0.1000000000000000055511151231257827"};
+        static const char *const kForms[] = {"0",      "-0",
+                                             "0.0",    "1",
+                                             "10",     "-10",
+                                             "9.5",    "0.05",
+                                             "-0.050", "123.456",
+                                             "1e300",  "1e-300",
+                                             "12e3",   "0.1000000000000000055511151231257827"};
         std::string t = kForms[random() % 14];
         if (random() % 2 && t.find('e') == std::string::npos)
             t += std::to_string(random() % 1000);

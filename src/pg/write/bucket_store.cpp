@@ -272,7 +272,7 @@ std::optional<StoredBucket> BucketStore::load(
     stored.row = std::move(version);
     stored.chain = known.chain;
     if (fresh) {
-        stored.state.add(decode_stored(id, data));
+        stored.state.add(outline_stored(id, data));
         stored.stored_bytes = pg_call([&] { return toast_raw_datum_size(data) - VARHDRSZ; });
     }
     // The bucket's lock keeps other writers from its tails, so they are
@@ -292,7 +292,7 @@ std::optional<StoredBucket> BucketStore::load(
         HeapTuple tail = SPI_tuptable->vals[i];
         stored.next_seq = DatumGetInt64(SPI_getbinval(tail, SPI_tuptable->tupdesc, 1, &isnull)) + 1;
         Datum tail_data = SPI_getbinval(tail, SPI_tuptable->tupdesc, 2, &isnull);
-        stored.state.add(decode_stored(id, tail_data));
+        stored.state.add(outline_stored(id, tail_data));
         stored.stored_bytes += pg_call([&] { return toast_raw_datum_size(tail_data) - VARHDRSZ; });
         if (all_versions) {
             stored.tail_rows += column_text(tail, SPI_tuptable->tupdesc, 3).value_or("");
@@ -344,14 +344,26 @@ std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jso
     return data;
 }
 
-BucketData BucketStore::decode_stored(const ObjectId &id, Datum data) const {
+template <typename Read>
+auto BucketStore::read_stored(const ObjectId &id, Datum data, Read read) const
+    -> decltype(read(std::declval<bytea *>())) {
     bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
     try {
-        return decode_bucket(id, raw);
+        return read(raw);
     } catch (const Error &e) {
         throw Error(e.code(), e.what(),
                     "Bucket " + id.to_hex() + " of collection " + info_.view_name + ".");
     }
+}
+
+BucketData BucketStore::decode_stored(const ObjectId &id, Datum data) const {
+    return read_stored(id, data, [&](bytea *raw) { return decode_bucket(id, raw); });
+}
+
+BucketOutline BucketStore::outline_stored(const ObjectId &id, Datum data) const {
+    return read_stored(id, data, [&](bytea *raw) {
+        return naming_bucket(id, [&] { return BucketData::outline(bytes_of(raw)); });
+    });
 }
 
 // Runs `select` over the tails of bucket `id`, then `rest`. An index on

@@ -15,6 +15,7 @@ extern "C" {
 
 #include <functional>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -117,7 +118,13 @@ class BucketStore {
     void insert_new_rows();
     void note_replaced_row(const std::string &row);
     void delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta);
+    // Stored data read by `read`, its errors naming the collection too.
+    template <typename Read>
+    auto read_stored(const ObjectId &id, Datum data, Read read) const
+        -> decltype(read(std::declval<bytea *>()));
     BucketData decode_stored(const ObjectId &id, Datum data) const;
+    // Enough of it for the bucket's state (BucketData::outline).
+    BucketOutline outline_stored(const ObjectId &id, Datum data) const;
     uint64 run_tails(const char *select, const char *rest, const ObjectId &id, UnixMicros min_time,
                      Jsonb *meta, int64_t from_seq);
     Oid objectid_type() const;
