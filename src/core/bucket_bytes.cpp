@@ -60,8 +60,20 @@ uint32_t crc32c(std::string_view bytes) {
 
 namespace bucket_bytes {
 
-int64_t read_back_scale(const ExactNumber &exact) {
-    return exact.integer ? 0 : display_scale(shortest_text(*exact.real));
+int64_t read_back_scale(std::string_view text, const ExactNumber &exact) {
+    if (exact.integer)
+        return 0;
+    // The double's shortest text has the text's value, so the same digits
+    // after the point once the text's trailing zeros are gone: counted in
+    // place for a text without an exponent.
+    if (exponent_mark(text) == std::string_view::npos) {
+        size_t dot = text.find('.');
+        if (dot == std::string_view::npos)
+            return 0;
+        size_t last = text.find_last_not_of('0');
+        return last > dot ? static_cast<int64_t>(last - dot) : 0;
+    }
+    return display_scale(shortest_text(*exact.real));
 }
 
 bool may_keep_zeros(std::string_view text) {
@@ -73,7 +85,7 @@ std::optional<DisplayScales> DisplayScales::of(const std::vector<Value> &values,
                                                const std::vector<ExactNumber> &exact) {
     auto differs = [&](size_t i) {
         const std::string &text = values[i].as_number().text;
-        return may_keep_zeros(text) && display_scale(text) != read_back_scale(exact[i]);
+        return may_keep_zeros(text) && display_scale(text) != read_back_scale(text, exact[i]);
     };
     size_t first = 0;
     while (first < values.size() && !differs(first))
@@ -85,7 +97,7 @@ std::optional<DisplayScales> DisplayScales::of(const std::vector<Value> &values,
     for (size_t i = 0; i < values.size(); i++) {
         const std::string &text = values[i].as_number().text;
         int64_t scale = display_scale(text);
-        scales[i] = {scale, may_keep_zeros(text) ? read_back_scale(exact[i]) : scale};
+        scales[i] = {scale, may_keep_zeros(text) ? read_back_scale(text, exact[i]) : scale};
     }
     // The common scale that leaves the fewest others: one of those kept.
     auto others_with = [&](int64_t common) {
@@ -140,6 +152,25 @@ DisplayScales DisplayScales::read(ByteReader &r, uint64_t n) {
     return result;
 }
 
+namespace {
+
+// with_display_scale for the texts a bucket's numbers read back as
+// (canonical: no leading zeros), the zeros appended in place where the
+// text has no exponent.
+std::string with_scale(const std::string &text, int64_t scale) {
+    if (exponent_mark(text) != std::string::npos || text == "-0")
+        return with_display_scale(text, scale);
+    size_t dot = text.find('.');
+    int64_t has = dot == std::string::npos ? 0 : static_cast<int64_t>(text.size() - dot - 1);
+    std::string scaled = text;
+    if (dot == std::string::npos)
+        scaled += '.';
+    scaled.append(static_cast<size_t>(scale - has), '0');
+    return scaled;
+}
+
+}  // namespace
+
 void DisplayScales::apply(uint64_t index, Value &v, size_t &next_other) const {
     if (!v.is(Value::Kind::Number))
         corrupt("display scales for a value that is not a number");
@@ -153,14 +184,14 @@ void DisplayScales::apply(uint64_t index, Value &v, size_t &next_other) const {
     if (scale < back)
         corrupt("a display scale below the number's own");
     if (scale != back)
-        v.as_number().text = with_display_scale(text, scale);  // the same value
+        v.as_number().text = with_scale(text, scale);  // the same value
 }
 
 void Writer::number(const Number &n) {
     ExactNumber exact = n.exact();
     // A text with zeros its value does not need ("1.0") keeps them as text.
     if ((exact.integer || exact.real) && may_keep_zeros(n.text) &&
-        display_scale(n.text) != read_back_scale(exact))
+        display_scale(n.text) != read_back_scale(n.text, exact))
         exact = ExactNumber{};
     if (exact.integer) {
         byte(kInteger);

@@ -65,8 +65,8 @@ inline bool is_number_codec(uint8_t b) {
 }
 
 // The display scale (number.hpp) the reader gives a number stored as an
-// integer or a double.
-int64_t read_back_scale(const ExactNumber &exact);
+// integer or a double: `exact` is exact_number(text).
+int64_t read_back_scale(std::string_view text, const ExactNumber &exact);
 // Whether a number's text may keep more digits after the point than its
 // value needs: only a text whose fraction ends in 0, or with an exponent.
 bool may_keep_zeros(std::string_view text);

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/bucket.hpp"
+#include "core/bucket_bytes.hpp"
 #include "core/column_codec.hpp"
 #include "core/compare.hpp"
 #include "core/date.hpp"
@@ -228,6 +229,45 @@ TEST(BucketData, NumbersKeepTheirScale) {
 // jumps, dates at their ends, ObjectIds of one process and of many; at
 // lengths 1, 2, 3, 17 and 1,000, and with every other measurement missing
 // the field. Numbers read as float8 are the doubles of their text.
+// Texts with zeros their values do not need (numeric's quotients, "%.2f")
+// read back as written, and the read-back scale counted in place is the
+// one of the double's shortest text.
+TEST(BucketData, ScaledNumbersReadBackAsWritten) {
+    std::mt19937_64 rng(35);
+    for (int round = 0; round < 60; round++) {
+        BucketData data;
+        std::vector<std::string> texts;
+        int common = static_cast<int>(rng() % 19);
+        for (int i = 0; i < 200; i++) {
+            std::string text = rng() % 3 == 0 ? "-" : "";
+            text += std::to_string(rng() % (rng() % 2 ? 100 : 10000000));
+            int scale = rng() % 4 == 0 ? static_cast<int>(rng() % 19) : common;
+            if (scale > 0) {
+                text += '.';
+                int digits = static_cast<int>(rng() % (scale + 1));
+                for (int k = 0; k < scale; k++)
+                    text += k < digits ? static_cast<char>('0' + rng() % 10) : '0';
+            }
+            if (text.find_first_not_of("-0.") == std::string::npos)
+                text = "1" + text.substr(text[0] == '-');  // no minus zero
+            ExactNumber exact = exact_number(text);
+            if (exact.real) {
+                ASSERT_EQ(bucket_bytes::read_back_scale(text, exact),
+                          display_scale(shortest_text(*exact.real)))
+                    << text;
+            }
+            Value m = Value::object();
+            m.add("t", Value::date(i * 1000000));
+            m.add("n", Value::number(text));
+            data.append(m, 1);
+            texts.push_back(text);
+        }
+        std::vector<Value> out = BucketData::decode(data.encode()).measurements();
+        for (size_t i = 0; i < out.size(); i++)
+            ASSERT_EQ(out[i].find("n")->as_number().text, texts[i]) << round << " " << i;
+    }
+}
+
 TEST(BucketData, CodecsRoundTripAdversarialColumns) {
     std::mt19937_64 rng(17);
     std::string thousand_digits(1000, '7');
