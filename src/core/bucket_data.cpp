@@ -334,9 +334,14 @@ BucketOutline BucketData::outline(std::string_view bytes) {
             outline.fields.emplace_back(std::move(c.name), std::move(c.values));
         return outline;
     }
+    size_t densest = 0;
     for (uint64_t i = 0; i < b.columns; i++) {
         ColumnHead head = next_column(b);
         std::string name(head.name);
+        for (const auto &field : outline.fields)
+            if (field.first == name)
+                corrupt("field \"" + name + "\" appears twice");
+        densest = std::max(densest, static_cast<size_t>(head.n));
         Reader block(head.block);
         std::vector<uint32_t> positions = read_positions(block, head.n, b.count, name);
         std::optional<Value> kind =
@@ -352,6 +357,7 @@ BucketOutline BucketData::outline(std::string_view bytes) {
     }
     if (!b.reader.at_end())
         corrupt("trailing bytes");
+    check_densest(densest, outline.count);
     return outline;
 }
 

@@ -128,8 +128,8 @@ class BucketData {
     static BucketData decode(std::string_view bytes, const std::vector<std::string> *wanted,
                              const std::optional<TimeWindow> &window = std::nullopt);
 
-    // The outline of stored data; the checks of decode on the header and
-    // the tagged columns (CRC32C vouches for the rest).
+    // The outline of stored data, with the checks of decode but on the
+    // values of typed columns (CRC32C vouches for those).
     static BucketOutline outline(std::string_view bytes);
 
     // Reads only the time column and `fields`, without building values for

@@ -1,6 +1,7 @@
 #include "core/value.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "core/date.hpp"
@@ -18,8 +19,16 @@ Number Number::of(int64_t i) {
 
 Number Number::of(double d) {
     Number n(shortest_text(d));
-    n.form_ = Form::Real;
-    n.real_ = d == 0 ? 0.0 : d;  // jsonb prints -0 as 0, so float8 reads it as 0
+    // As exact_number reads that text: a whole number within int64 (-0
+    // included) is an integer.
+    constexpr double kTwo63 = 9223372036854775808.0;
+    if (d == std::trunc(d) && d >= -kTwo63 && d < kTwo63) {
+        n.form_ = Form::Integer;
+        n.integer_ = static_cast<int64_t>(d);
+    } else {
+        n.form_ = Form::Real;
+        n.real_ = d;
+    }
     return n;
 }
 

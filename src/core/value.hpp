@@ -24,8 +24,9 @@ struct Member;
 class Number {
   public:
     explicit Number(std::string text) : text(std::move(text)) {}
+    // A number whose form (exact()) is known from what it is made of.
     static Number of(int64_t i);
-    // d must be finite.
+    // d must be finite; its text is its shortest.
     static Number of(double d);
 
     std::string text;  // exact decimal text, e.g. "12", "1e-7", "12.50"
