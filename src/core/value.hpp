@@ -29,7 +29,9 @@ class Number {
     // d must be finite; its text is its shortest.
     static Number of(double d);
 
-    std::string text;  // exact decimal text, e.g. "12", "1e-7", "12.50"
+    // The exact decimal text, e.g. "12", "1e-7", "12.50". Written again
+    // only with the same value (another display scale): exact() is kept.
+    std::string text;
 
     // exact_number(text), worked out once: writers ask it of each number
     // several times (its BSON size, the control's bounds, the codec).
