@@ -47,9 +47,7 @@ CREATE FUNCTION wide_meta(series text) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $
            (SELECT jsonb_object_agg('k' || g, md5(series || g)) FROM generate_series(1, 55) g)
 $$;
 \set ECHO none
-\set QUIET on
 SELECT statements('wide', 0, 59, 'wide_meta(m)') \gexec
-\set QUIET off
 \set ECHO all
 INSERT INTO expected SELECT b.* FROM generate_series(0, 59) k, batch('wide', k) b;
 SELECT pg_column_size(meta) > 2000 AS meta_large, count(*) > 0 AS has_buckets
@@ -77,15 +75,11 @@ BEGIN
 END $$;
 BEGIN;
 \set ECHO none
-\set QUIET on
 SELECT statements('undone', 45, 74) \gexec
-\set QUIET off
 \set ECHO all
 ROLLBACK;
 \set ECHO none
-\set QUIET on
 SELECT statements('undone', 75, 104) \gexec
-\set QUIET off
 \set ECHO all
 INSERT INTO expected SELECT b.* FROM generate_series(75, 104) k, batch('undone', k) b;
 SELECT * FROM lost('undone');
@@ -98,18 +92,14 @@ SELECT * FROM lost('undone');
 SET tscoll.bucket_max_count = 200;
 SELECT tscoll.create_collection('unindexed', 't', 'm');
 \set ECHO none
-\set QUIET on
 SELECT statements('unindexed', 0, 20) \gexec
-\set QUIET off
 \set ECHO all
 SELECT count(*) > 0 AS had_tails FROM "system.buckets.unindexed" WHERE control ? 'tail';
 SELECT tscoll.drop_index('unindexed', name)
   FROM tscoll.list_indexes('unindexed') i, json_extract_path_text(i, 'name') name
  WHERE name <> '_id_';
 \set ECHO none
-\set QUIET on
 SELECT statements('unindexed', 21, 99) \gexec
-\set QUIET off
 \set ECHO all
 INSERT INTO expected SELECT b.* FROM generate_series(0, 99) k, batch('unindexed', k) b;
 SELECT * FROM lost('unindexed');
