@@ -344,24 +344,29 @@ std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jso
     return data;
 }
 
+namespace {
+
+// Stored data read by `read`, its errors naming the collection too.
 template <typename Read>
-auto BucketStore::read_stored(const ObjectId &id, Datum data, Read read) const
-    -> decltype(read(std::declval<bytea *>())) {
+auto read_stored(const std::string &collection, const ObjectId &id, Datum data, Read read) {
     bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
     try {
         return read(raw);
     } catch (const Error &e) {
         throw Error(e.code(), e.what(),
-                    "Bucket " + id.to_hex() + " of collection " + info_.view_name + ".");
+                    "Bucket " + id.to_hex() + " of collection " + collection + ".");
     }
 }
 
+}  // namespace
+
 BucketData BucketStore::decode_stored(const ObjectId &id, Datum data) const {
-    return read_stored(id, data, [&](bytea *raw) { return decode_bucket(id, raw); });
+    return read_stored(info_.view_name, id, data,
+                       [&](bytea *raw) { return decode_bucket(id, raw); });
 }
 
 BucketOutline BucketStore::outline_stored(const ObjectId &id, Datum data) const {
-    return read_stored(id, data, [&](bytea *raw) {
+    return read_stored(info_.view_name, id, data, [&](bytea *raw) {
         return naming_bucket(id, [&] { return BucketData::outline(bytes_of(raw)); });
     });
 }

@@ -15,7 +15,6 @@ extern "C" {
 
 #include <functional>
 #include <optional>
-#include <utility>
 #include <string>
 #include <vector>
 
@@ -118,10 +117,6 @@ class BucketStore {
     void insert_new_rows();
     void note_replaced_row(const std::string &row);
     void delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta);
-    // Stored data read by `read`, its errors naming the collection too.
-    template <typename Read>
-    auto read_stored(const ObjectId &id, Datum data, Read read) const
-        -> decltype(read(std::declval<bytea *>()));
     BucketData decode_stored(const ObjectId &id, Datum data) const;
     // Enough of it for the bucket's state (BucketData::outline).
     BucketOutline outline_stored(const ObjectId &id, Datum data) const;
