@@ -423,6 +423,70 @@ def measure_delete(conn, sql, runs):
     return statistics.median(timings[1:]) * 1000, counts
 
 
+# -- rollups (SPEC §15) ---------------------------------------------------------
+
+ROLLUPS = [("_minute", "", "1 minute"), ("_hourly", "", "1 hour"), ("_daily", "_hourly", "1 day")]
+
+
+def create_rollups(conn, collection, count):
+    """0, 1 (hourly) or 3 (per minute, hourly, daily on the hourly) rollups
+    of usage_user's max and avg per host."""
+    chosen = {0: [], 1: [ROLLUPS[1]], 3: ROLLUPS}[count]
+    for suffix, source, every in chosen:
+        conn.execute("SELECT tscoll.create_rollup(%s, %s, %s, '[\"hostname\"]', "
+                     "'{\"usage_user\": [\"max\", \"avg\"]}')",
+                     [collection + suffix, collection + source, every])
+
+
+def ingest_with_rollups(conn, directory, dsn, count):
+    """COPY rows/s into a fresh collection with `count` rollups, and the
+    seconds of the refresh that stores them afterwards."""
+    name = f"cpu_r{count}"
+    conn.execute("SELECT tscoll.create_collection(%s, 'time', 'tags', 'seconds')", [name])
+    create_rollups(conn, name, count)
+    conn.execute("CHECKPOINT")
+    started = time.perf_counter()
+    with open(data_file("tscoll", directory), "rb") as f:
+        subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c",
+                        f"COPY {name} (doc) FROM STDIN", dsn], stdin=f, check=True)
+    seconds = time.perf_counter() - started
+    rows = conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+    started = time.perf_counter()
+    conn.execute("SELECT tscoll.refresh_rollups()")
+    refresh = time.perf_counter() - started
+    conn.execute("SELECT tscoll.drop_collection(%s)", [name])
+    return rows / seconds, refresh
+
+
+def daily_question(system):
+    """Daily max and avg of usage_user per host over the whole data set."""
+    if system == "rollup":
+        return "SELECT time, hostname, usage_user_max, usage_user_avg FROM cpu_daily ORDER BY 1, 2"
+    if system == "typed":
+        return ("SELECT date_bin('1 day', time, '1970-01-01'), to_jsonb(hostname), max(usage_user), "
+                "avg(usage_user) FROM cpu_typed GROUP BY 1, 2 ORDER BY 1, 2")
+    return ("SELECT date_bin('1 day', time, '1970-01-01'), tags->'hostname', "
+            "max((doc->>'usage_user')::float8), avg((doc->>'usage_user')::float8) "
+            "FROM cpu GROUP BY 1, 2 ORDER BY 1, 2")
+
+
+def measure_rollups(conn, directory, dsn, runs):
+    ingest = {n: ingest_with_rollups(conn, directory, dsn, n) for n in (0, 1, 3)}
+    create_rollups(conn, "cpu", 3)
+    latency, rows = {}, {}
+    for system in ["rollup", "tscoll", "typed"]:
+        conn.execute(daily_question(system)).fetchall()
+        timings = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            result = conn.execute(daily_question(system)).fetchall()
+            timings.append(time.perf_counter() - started)
+        latency[system] = statistics.median(timings) * 1000
+        rows[system] = [(r[0], r[1], round(r[2], 6), round(r[3], 6)) for r in result]
+    agree = rows["rollup"] == rows["tscoll"] == rows["typed"]
+    return ingest, latency, agree
+
+
 # -- output -------------------------------------------------------------------
 
 def machine(conn, args):
@@ -495,6 +559,8 @@ def main():
                         help="COPY only (skip multi-row and single-row INSERT)")
     parser.add_argument("--no-deletes", action="store_true",
                         help="skip the DELETE timings (each run is rolled back)")
+    parser.add_argument("--no-rollups", action="store_true",
+                        help="skip the rollups' ingest and query figures")
     args = parser.parse_args()
     systems = [s for s in SYSTEMS if s in args.systems.split(",")]
     queries = [q for q in QUERIES if q in args.queries.split(",")]
@@ -598,6 +664,13 @@ def main():
             mismatches.append(f"{kind}: rows reported differ: {counts}")
         figures.append((f"{kind} ms ({min(reference)} rows)", latency))
 
+    rollups = None
+    if "tscoll" in systems and "typed" in systems and not args.no_rollups:
+        print("rollups", file=sys.stderr)
+        rollups = measure_rollups(conn, directory, dsn, args.runs)
+        if not rollups[2]:
+            mismatches.append("the daily rollup differs from the same aggregates of the data")
+
     print_table(header, figures, systems)
     print()
     print("rows/s: higher is better; bytes, WAL and ms: lower is better. "
@@ -609,6 +682,15 @@ def main():
         print(f"\ntscoll single-row appends filling one bucket (1,000, one session): "
               f"first tenth {fill[0]:.3f} ms, last tenth {fill[1]:.3f} ms each "
               f"({fill[1] / fill[0]:.2f}x)")
+    if rollups:
+        (r0, _), (r1, f1), (r3, f3) = (rollups[0][n] for n in (0, 1, 3))
+        latency = rollups[1]
+        print(f"\ntscoll rollups: COPY {r0:,.0f} rows/s with none, {r1:,.0f} with 1 "
+              f"({r0 / r1:.2f}x the time), {r3:,.0f} with 3 ({r0 / r3:.2f}x the time); "
+              f"refresh after the COPY {f1:.2f} s (1), {f3:.2f} s (3). Daily max and avg of "
+              f"usage_user per host, whole data set: daily rollup {fmt(latency['rollup'])} ms, "
+              f"the collection {fmt(latency['tscoll'])} ms, typed {fmt(latency['typed'])} ms "
+              f"(rollup/typed {latency['rollup'] / latency['typed']:.3f})")
     if floors:
         print("\nRows alone (SELECT * of a table holding the query's result, "
               "the part of every latency no query work can remove), ms, and as a ratio "

@@ -488,6 +488,7 @@ BEGIN
     -- Unregister first, so that the sql_drop event trigger has nothing left
     -- to do (it would not run under session_replication_role = replica).
     -- DROP VIEW checks ownership and undoes everything when it fails.
+    PERFORM tscoll._forget_rollups_of(c.view);
     DELETE FROM tscoll.collections x WHERE x.view = c.view;
     EXECUTE format('DROP VIEW %s', c.view);
     EXECUTE format('DROP TABLE %s', c.bucket_table);
@@ -709,6 +710,839 @@ $$;
 
 COMMENT ON FUNCTION tscoll.fold_tails(regclass) IS
     'writes the tail rows of every bucket not being written into the bucket; returns how many buckets';
+
+-- Rollups (new in 0.2.0).
+
+
+
+
+
+------------------------------------------------------------------------------
+-- Rollups (doc/REFERENCE.md §2.8): aggregates of a collection per time
+-- bucket and group. A rollup's table holds the aggregates' states of its
+-- buckets as of its last refresh; a write notes the buckets it changes in
+-- tscoll.rollup_changes, in the writing transaction. Readers get the
+-- stored states of the buckets not noted and compute the noted ones from
+-- the source with their own snapshot, so that a rollup always equals its
+-- source's aggregates as the reader sees them. A refresh (the TTL
+-- monitor's pass, tscoll.refresh_rollups) stores the noted buckets again.
+-- Design: doc/ARCHITECTURE.md, "Rollups".
+------------------------------------------------------------------------------
+
+CREATE TABLE tscoll.rollups (
+    rollup regclass PRIMARY KEY,       -- the view users read
+    storage regclass NOT NULL UNIQUE,  -- its table of stored states, "system.rollups.<name>"
+    state regclass NOT NULL UNIQUE,    -- its view of every state, "system.rollups.<name>.state"
+    source regclass NOT NULL,          -- a collection's view or a rollup
+    collection regclass NOT NULL,      -- the collection the data comes from
+    every text NOT NULL,               -- as given
+    unit text CHECK (unit IN ('week', 'month', 'year')),  -- a calendar bucket in UTC, or
+    seconds float8 CHECK (seconds > 0),                   -- a stride from the epoch
+    group_by jsonb,                    -- paths in the meta field; NULL: the whole meta
+    aggregates jsonb NOT NULL,         -- {"<field>": ["count", "sum", ...]}
+    options jsonb NOT NULL DEFAULT '{}',
+    CHECK ((unit IS NULL) <> (seconds IS NULL))
+);
+COMMENT ON TABLE tscoll.rollups IS 'tscoll rollups, one row each';
+SELECT pg_catalog.pg_extension_config_dump('tscoll.rollups', '');
+GRANT SELECT, INSERT, UPDATE, DELETE ON tscoll.rollups TO PUBLIC;
+ALTER TABLE tscoll.rollups ENABLE ROW LEVEL SECURITY;
+CREATE POLICY read ON tscoll.rollups FOR SELECT USING (true);
+CREATE POLICY write ON tscoll.rollups FOR ALL
+    USING (coalesce(tscoll._owns(storage), true)) WITH CHECK (tscoll._owns(storage));
+
+-- Buckets of rollups written since they were stored. Any writer of the
+-- collection notes them (a note costs a recomputation at worst); only the
+-- rollup's owner clears them.
+CREATE TABLE tscoll.rollup_changes (
+    rollup regclass NOT NULL,  -- the rollup's storage table
+    bucket timestamptz NOT NULL
+);
+CREATE INDEX rollup_changes_bucket ON tscoll.rollup_changes (rollup, bucket);
+COMMENT ON TABLE tscoll.rollup_changes IS 'buckets of tscoll rollups to compute again';
+SELECT pg_catalog.pg_extension_config_dump('tscoll.rollup_changes', '');
+GRANT SELECT, INSERT, DELETE ON tscoll.rollup_changes TO PUBLIC;
+ALTER TABLE tscoll.rollup_changes ENABLE ROW LEVEL SECURITY;
+CREATE POLICY read ON tscoll.rollup_changes FOR SELECT USING (true);
+CREATE POLICY note ON tscoll.rollup_changes FOR INSERT WITH CHECK (true);
+CREATE POLICY clear ON tscoll.rollup_changes FOR DELETE
+    USING (coalesce(tscoll._owns(rollup), true));
+
+-- The bucket of `t`: date_bin from the Unix epoch for a stride, date_trunc
+-- in UTC for a calendar unit; never the session's time zone. Inlined into
+-- the queries, where a constant unit and stride leave date_bin or
+-- date_trunc, which aggregation in buckets reads.
+CREATE FUNCTION tscoll._rollup_bucket(unit text, seconds float8, t timestamptz)
+    RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$
+SELECT CASE WHEN unit IS NULL
+            THEN pg_catalog.date_bin(pg_catalog.make_interval(secs => seconds), t,
+                                     '1970-01-01 00:00:00+00'::timestamptz)
+            ELSE pg_catalog.timezone('UTC', pg_catalog.date_trunc(unit, pg_catalog.timezone('UTC', t)))
+       END
+$$;
+
+-- The bucket after the one starting at `bucket`.
+CREATE FUNCTION tscoll._rollup_next(unit text, seconds float8, bucket timestamptz)
+    RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$
+SELECT CASE WHEN bucket IN ('-infinity', 'infinity') THEN bucket
+            WHEN unit IS NULL THEN bucket + pg_catalog.make_interval(secs => seconds)
+            ELSE pg_catalog.timezone('UTC', pg_catalog.timezone('UTC', bucket)
+                     + pg_catalog.make_interval(weeks => (unit = 'week')::integer,
+                                                months => (unit = 'month')::integer,
+                                                years => (unit = 'year')::integer))
+       END
+$$;
+
+-- The buckets holding a time in [lo, hi].
+CREATE FUNCTION tscoll._rollup_buckets_between(unit text, seconds float8, lo timestamptz,
+                                               hi timestamptz)
+    RETURNS SETOF timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$
+SELECT pg_catalog.timezone('UTC', b)
+  FROM pg_catalog.generate_series(
+           pg_catalog.timezone('UTC', tscoll._rollup_bucket(unit, seconds, lo)),
+           pg_catalog.timezone('UTC', hi),
+           CASE WHEN unit IS NULL THEN pg_catalog.make_interval(secs => seconds)
+                ELSE pg_catalog.make_interval(weeks => (unit = 'week')::integer,
+                                              months => (unit = 'month')::integer,
+                                              years => (unit = 'year')::integer) END) b
+$$;
+
+-- `every` as a calendar unit or a stride in seconds; 22023 for anything else.
+CREATE FUNCTION tscoll._rollup_stride(every text, OUT unit text, OUT seconds float8)
+    LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    e text := lower(btrim(every));
+    i interval;
+    months integer;
+BEGIN
+    IF e IN ('week', 'month', 'year') THEN
+        unit := e;
+        RETURN;
+    END IF;
+    IF e IN ('millisecond', 'second', 'minute', 'hour', 'day') THEN
+        e := '1 ' || e;
+    END IF;
+    BEGIN
+        i := e::interval;
+    EXCEPTION WHEN data_exception THEN
+        i := NULL;
+    END;
+    IF i IS NULL THEN
+        RAISE EXCEPTION 'invalid rollup interval: %', coalesce(quote_literal(every), 'NULL')
+            USING ERRCODE = '22023',
+                  HINT = 'Give an interval such as ''1 minute'', ''1 hour'' or ''1 day'', or one of week, month, year.';
+    END IF;
+    months := extract(year FROM i)::integer * 12 + extract(month FROM i)::integer;
+    IF months <> 0 THEN
+        IF i - make_interval(months => months) = interval '0' AND months IN (1, 12) THEN
+            unit := CASE months WHEN 1 THEN 'month' ELSE 'year' END;
+            RETURN;
+        END IF;
+        RAISE EXCEPTION 'invalid rollup interval: %', quote_literal(every)
+            USING ERRCODE = '22023',
+                  DETAIL = 'An interval with months or years buckets by calendar: it must be 1 month or 1 year.';
+    END IF;
+    seconds := extract(epoch FROM i);
+    IF seconds <= 0 THEN
+        RAISE EXCEPTION 'invalid rollup interval: %', quote_literal(every)
+            USING ERRCODE = '22023', DETAIL = 'The interval must be positive.';
+    END IF;
+END
+$$;
+
+-- Whether buckets of (unit, seconds) are unions of buckets of the source's
+-- (source_unit, source_seconds).
+CREATE FUNCTION tscoll._rollup_coarser(unit text, seconds float8, source_unit text,
+                                       source_seconds float8) RETURNS boolean
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT CASE
+    WHEN unit IS NULL AND source_unit IS NULL
+        THEN round((seconds * 1e6)::numeric) % round((source_seconds * 1e6)::numeric) = 0
+    WHEN unit IS NULL THEN false
+    -- a calendar bucket starts at midnight UTC
+    WHEN source_unit IS NULL THEN 86400e6::numeric % round((source_seconds * 1e6)::numeric) = 0
+    ELSE unit = source_unit OR (unit = 'year' AND source_unit = 'month')
+END
+$$;
+
+-- The states a rollup keeps of each field, in column order: a count of the
+-- field's numbers (count, avg), their sum (sum, avg), min, max, and the
+-- first and last with their times.
+CREATE FUNCTION tscoll._rollup_states(aggregates jsonb)
+    RETURNS TABLE (field text, state text, type text, ord bigint)
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT f.key, s.state, s.type, f.n * 10 + s.position
+  FROM jsonb_each(aggregates) WITH ORDINALITY f(key, aggs, n),
+       (VALUES (1, 'n', 'bigint', ARRAY['count', 'avg']), (2, 'sum', 'float8', ARRAY['sum', 'avg']),
+               (3, 'min', 'float8', ARRAY['min']), (4, 'max', 'float8', ARRAY['max']),
+               (5, 'first', 'float8', ARRAY['first']), (6, 'first_time', 'timestamptz', ARRAY['first']),
+               (7, 'last', 'float8', ARRAY['last']), (8, 'last_time', 'timestamptz', ARRAY['last']))
+           s(position, state, type, used_by)
+ WHERE EXISTS (SELECT FROM jsonb_array_elements_text(f.aggs) a WHERE a = ANY (s.used_by))
+ ORDER BY f.n, s.position
+$$;
+
+-- A rollup's group columns: name and path in the meta field (NULL: the
+-- whole meta value, under the meta field's name).
+CREATE FUNCTION tscoll._rollup_groups(r tscoll.rollups)
+    RETURNS TABLE (name text, path text[], ord bigint)
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT c.meta_field, NULL::text[], 0::bigint
+  FROM tscoll.collections c WHERE c.view = r.collection AND r.group_by IS NULL
+UNION ALL
+SELECT g.p, string_to_array(g.p, '.'), g.n
+  FROM jsonb_array_elements_text(coalesce(r.group_by, '[]')) WITH ORDINALITY g(p, n)
+$$;
+
+-- The column definitions of a rollup's states (also the storage's columns).
+CREATE FUNCTION tscoll._rollup_state_columns(r tscoll.rollups) RETURNS text
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT format('%I timestamptz', c.time_field)
+    || coalesce((SELECT string_agg(format(', %I jsonb', g.name), '' ORDER BY g.ord) FROM tscoll._rollup_groups(r) g), '')
+    || ', count bigint'
+    || coalesce((SELECT string_agg(format(', %I %s', s.field || ':' || s.state, s.type), '' ORDER BY s.ord)
+                   FROM tscoll._rollup_states(r.aggregates) s), '')
+  FROM tscoll.collections c WHERE c.view = r.collection
+$$;
+
+-- The query computing a rollup's states from its source for the buckets
+-- `changed` (NULL: every bucket): from the measurements (a collection) or
+-- from the source rollup's states.
+CREATE FUNCTION tscoll._rollup_compute_sql(r tscoll.rollups, changed timestamptz[]) RETURNS text
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections;
+    s tscoll.rollups;
+    from_rollup boolean;
+    t text;
+    bucket text;
+    groups text;
+    states text;
+    wanted text := 'true';
+    first_bucket timestamptz;
+    last_bucket timestamptz;
+BEGIN
+    SELECT * INTO c FROM tscoll.collections WHERE view = r.collection;
+    SELECT * INTO s FROM tscoll.rollups WHERE rollup = r.source;
+    from_rollup := FOUND;
+    t := format('x.%I', c.time_field);
+    -- date_bin and date_trunc spelled out: aggregation in buckets reads them
+    bucket := CASE WHEN r.unit IS NULL
+                   THEN format('date_bin(%L::interval, %s, %L::timestamptz)',
+                               make_interval(secs => r.seconds), t, '1970-01-01 00:00:00+00')
+                   ELSE format('date_trunc(%L, %s, %L)', r.unit, t, 'UTC') END;
+    IF changed IS NOT NULL THEN
+        first_bucket := (SELECT min(b) FROM unnest(changed) b);
+        last_bucket := (SELECT max(b) FROM unnest(changed) b);
+        -- A time range, which prunes the source's buckets and leaves the
+        -- query to aggregation in buckets; the buckets themselves only
+        -- when the range holds others.
+        wanted := format('%1$s >= %2$L AND %1$s < %3$L', t, first_bucket,
+                         tscoll._rollup_next(r.unit, r.seconds, last_bucket));
+        IF (CASE WHEN r.unit IS NULL
+                 THEN round(extract(epoch FROM last_bucket - first_bucket) / r.seconds) + 1
+                 ELSE (SELECT count(*) FROM tscoll._rollup_buckets_between(r.unit, NULL, first_bucket,
+                                                                              last_bucket)) END)
+           <> cardinality(changed) THEN
+            wanted := format('%s AND %s = ANY (%L::timestamptz[])', wanted, bucket, changed);
+        END IF;
+    END IF;
+    SELECT string_agg(', ' || CASE
+               WHEN NOT from_rollup AND g.path IS NULL THEN format('x.%I', c.meta_field)
+               WHEN NOT from_rollup OR s.group_by IS NULL
+                   THEN format('x.%I', c.meta_field)
+                        || (SELECT string_agg(format(' -> %L', k), '' ORDER BY n)
+                              FROM unnest(g.path) WITH ORDINALITY p(k, n))
+               ELSE format('x.%I', g.name) END || format(' AS %I', g.name), '' ORDER BY g.ord)
+      INTO groups FROM tscoll._rollup_groups(r) g;
+    SELECT string_agg(', ' || CASE
+               WHEN NOT from_rollup THEN CASE st.state
+                   WHEN 'n' THEN format('count(%s)', v)
+                   WHEN 'sum' THEN format('sum(%s)', v)
+                   WHEN 'min' THEN format('min(%s)', v)
+                   WHEN 'max' THEN format('max(%s)', v)
+                   WHEN 'first' THEN format('(array_agg(%1$s ORDER BY %2$s) FILTER (WHERE %1$s IS NOT NULL))[1]', v, t)
+                   WHEN 'first_time' THEN format('min(%s) FILTER (WHERE %s IS NOT NULL)', t, v)
+                   WHEN 'last' THEN format('(array_agg(%1$s ORDER BY %2$s DESC) FILTER (WHERE %1$s IS NOT NULL))[1]', v, t)
+                   ELSE format('max(%s) FILTER (WHERE %s IS NOT NULL)', t, v) END
+               ELSE CASE st.state
+                   WHEN 'n' THEN format('sum(x.%I)::bigint', st.field || ':n')
+                   WHEN 'sum' THEN format('sum(x.%I)', st.field || ':sum')
+                   WHEN 'min' THEN format('min(x.%I)', st.field || ':min')
+                   WHEN 'max' THEN format('max(x.%I)', st.field || ':max')
+                   WHEN 'first' THEN format('(array_agg(x.%1$I ORDER BY x.%2$I) FILTER (WHERE x.%2$I IS NOT NULL))[1]',
+                                            st.field || ':first', st.field || ':first_time')
+                   WHEN 'first_time' THEN format('min(x.%I)', st.field || ':first_time')
+                   WHEN 'last' THEN format('(array_agg(x.%1$I ORDER BY x.%2$I DESC) FILTER (WHERE x.%2$I IS NOT NULL))[1]',
+                                           st.field || ':last', st.field || ':last_time')
+                   ELSE format('max(x.%I)', st.field || ':last_time') END
+               END || format(' AS %I', st.field || ':' || st.state), '' ORDER BY st.ord)
+      INTO states
+      FROM tscoll._rollup_states(r.aggregates) st,
+           LATERAL (SELECT CASE WHEN strpos(st.field, '.') = 0
+                                THEN format('tscoll._as_float8(x.doc -> %L)', st.field)
+                                ELSE format('tscoll._as_float8(x.doc #> %L)',
+                                            string_to_array(st.field, '.')) END AS v) f(v);
+    RETURN format('SELECT %s AS %I%s, %s AS count%s FROM %s x WHERE %s GROUP BY %s',
+                  bucket, c.time_field, coalesce(groups, ''),
+                  CASE WHEN from_rollup THEN 'sum(x.count)::bigint' ELSE 'count(*)' END,
+                  coalesce(states, ''),
+                  CASE WHEN from_rollup THEN s.state::text ELSE r.collection::text END,
+                  wanted,
+                  (SELECT string_agg(n::text, ', ')
+                     FROM generate_series(1, 1 + (SELECT count(*) FROM tscoll._rollup_groups(r))::integer) n));
+END
+$$;
+
+-- The states of the buckets noted as changed, computed from the source in
+-- the reader's snapshot, with the reader's rights (the state view checked
+-- them).
+CREATE FUNCTION tscoll._rollup_live(storage regclass) RETURNS SETOF record
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    r tscoll.rollups;
+    changed timestamptz[];
+BEGIN
+    SELECT array_agg(DISTINCT c.bucket ORDER BY c.bucket) INTO changed
+      FROM tscoll.rollup_changes c WHERE c.rollup = _rollup_live.storage;
+    IF changed IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT * INTO r FROM tscoll.rollups x WHERE x.storage = _rollup_live.storage;
+    RETURN QUERY EXECUTE tscoll._rollup_compute_sql(r, changed);
+END
+$$;
+
+-- A rollup is read by whoever may read its collection (42501 otherwise).
+CREATE FUNCTION tscoll._rollup_check_read(collection regclass) RETURNS boolean
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF NOT has_table_privilege(collection, 'SELECT') THEN
+        RAISE EXCEPTION 'permission denied for view %', collection USING ERRCODE = '42501',
+            HINT = 'A rollup is read by those who may read its collection.';
+    END IF;
+    RETURN true;
+END
+$$;
+
+-- Creates the state view of rollup `r` (every bucket's states as the
+-- reader's snapshot has them), beside its table, and the view users read,
+-- `schema_name`.`rel_name`, with the columns of doc/REFERENCE.md §2.8;
+-- returns the state view.
+CREATE FUNCTION tscoll._define_rollup_views(r tscoll.rollups, schema_name text, rel_name text)
+    RETURNS regclass LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections;
+    state_name text := format('%I.%I', schema_name,
+                              (SELECT relname || '.state' FROM pg_class WHERE oid = r.storage));
+    names text;
+    finals text;
+BEGIN
+    SELECT * INTO c FROM tscoll.collections WHERE view = r.collection;
+    SELECT format('s.%I', c.time_field)
+        || coalesce((SELECT string_agg(format(', s.%I', g.name), '' ORDER BY g.ord) FROM tscoll._rollup_groups(r) g), '')
+        || ', s.count'
+        || coalesce((SELECT string_agg(format(', s.%I', st.field || ':' || st.state), '' ORDER BY st.ord)
+                       FROM tscoll._rollup_states(r.aggregates) st), '')
+      INTO names;
+    EXECUTE format(
+        'CREATE VIEW %s AS
+           SELECT %s FROM %s s
+            WHERE NOT EXISTS (SELECT FROM tscoll.rollup_changes c
+                               WHERE c.rollup = %L::regclass AND c.bucket = s.%I)
+              AND tscoll._rollup_check_read(%L::regclass)
+           UNION ALL
+           SELECT * FROM tscoll._rollup_live(%L::regclass) AS l(%s)
+            WHERE tscoll._rollup_check_read(%L::regclass)',
+        state_name, names, r.storage, r.storage, c.time_field,
+        r.collection, r.storage, tscoll._rollup_state_columns(r), r.collection);
+    EXECUTE format('COMMENT ON VIEW %s IS %L', state_name,
+                   format('states of the rollup %I.%I', schema_name, rel_name));
+    SELECT string_agg(', ' || CASE a.agg
+               WHEN 'count' THEN format('s.%I', f.key || ':n')
+               WHEN 'sum' THEN format('s.%I', f.key || ':sum')
+               WHEN 'avg' THEN format('s.%I / NULLIF(s.%I, 0)', f.key || ':sum', f.key || ':n')
+               ELSE format('s.%I', f.key || ':' || a.agg) END
+               || format(' AS %I', f.key || '_' || a.agg), '' ORDER BY f.n, a.m)
+      INTO finals
+      FROM jsonb_each(r.aggregates) WITH ORDINALITY f(key, aggs, n),
+           jsonb_array_elements_text(f.aggs) WITH ORDINALITY a(agg, m);
+    EXECUTE format('CREATE VIEW %I.%I AS SELECT s.%I%s, s.count%s FROM %s s',
+                   schema_name, rel_name, c.time_field,
+                   coalesce((SELECT string_agg(format(', s.%I', g.name), '' ORDER BY g.ord) FROM tscoll._rollup_groups(r) g), ''),
+                   coalesce(finals, ''), state_name);
+    EXECUTE format('COMMENT ON VIEW %I.%I IS %L', schema_name, rel_name,
+                   format('rollup of %s every %s', r.source, r.every));
+    RETURN state_name::regclass;
+END
+$$;
+
+-- Sessions learn that a collection's rollups changed (its descriptor has
+-- whether it has any: writers note their changes only then).
+CREATE FUNCTION tscoll._rollups_changed(collection regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'tscoll_rollups_changed' LANGUAGE C STRICT;
+
+-- Stores a rollup's noted buckets again and clears their notes (all its
+-- buckets, into its empty table, when `everything`); returns how many rows it computed. Writers
+-- hold their lock on the rollup's table from before they look for a note
+-- until they commit: once the refresh has it in SHARE mode, every writer
+-- that relied on a note has committed, and this transaction's next
+-- snapshot sees what it wrote. So a refresh needs READ COMMITTED.
+CREATE FUNCTION tscoll._refresh_rollup(storage regclass, everything boolean DEFAULT false)
+    RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    r tscoll.rollups;
+    c tscoll.collections;
+    changed timestamptz[];
+    computed bigint;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'rollups are created and refreshed in READ COMMITTED transactions only'
+            USING ERRCODE = '25000',
+                  DETAIL = 'The refresh must see every writer it waited for.';
+    END IF;
+    IF NOT everything AND NOT EXISTS (SELECT FROM tscoll.rollup_changes x
+                                       WHERE x.rollup = _refresh_rollup.storage) THEN
+        RETURN 0;
+    END IF;
+    EXECUTE format('LOCK TABLE %s IN SHARE MODE', storage);
+    SELECT * INTO r FROM tscoll.rollups x WHERE x.storage = _refresh_rollup.storage;
+    SELECT * INTO c FROM tscoll.collections WHERE view = r.collection;
+    WITH cleared AS (DELETE FROM tscoll.rollup_changes x WHERE x.rollup = r.storage RETURNING bucket)
+    SELECT array_agg(DISTINCT bucket ORDER BY bucket) INTO changed FROM cleared;
+    IF everything THEN  -- a new rollup: its table is empty
+        changed := NULL;
+    ELSIF changed IS NULL THEN
+        RETURN 0;
+    ELSE
+        EXECUTE format('DELETE FROM %s WHERE %I = ANY ($1)', r.storage, c.time_field) USING changed;
+    END IF;
+    EXECUTE format('INSERT INTO %s %s', r.storage, tscoll._rollup_compute_sql(r, changed));
+    GET DIAGNOSTICS computed = ROW_COUNT;
+    RETURN computed;
+END
+$$;
+
+-- Removes a rollup's buckets that ended expireAfterSeconds before `now`.
+CREATE FUNCTION tscoll._expire_rollup(r tscoll.rollups, now timestamptz) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections;
+    seconds numeric := (r.options ->> 'expireAfterSeconds')::numeric;
+    expired bigint;
+BEGIN
+    IF seconds IS NULL OR seconds > 200000000000 THEN
+        RETURN 0;
+    END IF;
+    SELECT * INTO c FROM tscoll.collections WHERE view = r.collection;
+    EXECUTE format('DELETE FROM %s WHERE tscoll._rollup_next(%L, %L, %I) <= $1',
+                   r.storage, r.unit, r.seconds, c.time_field)
+      USING now - make_interval(secs => seconds::double precision);
+    GET DIAGNOSTICS expired = ROW_COUNT;
+    DELETE FROM tscoll.rollup_changes x
+     WHERE x.rollup = r.storage
+       AND tscoll._rollup_next(r.unit, r.seconds, x.bucket) <= now - make_interval(secs => seconds::double precision);
+    RETURN expired;
+END
+$$;
+
+-- A collection's rollups, refreshed, then expired (the TTL monitor's pass,
+-- as the collection's owner): sources before the rollups built on them.
+CREATE FUNCTION tscoll._maintain_rollups(collection regclass, now timestamptz) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    r tscoll.rollups;
+BEGIN
+    FOR r IN SELECT * FROM tscoll.rollups x WHERE x.collection = _maintain_rollups.collection
+              ORDER BY x.storage::oid LOOP
+        IF current_setting('transaction_isolation') = 'read committed' THEN
+            PERFORM tscoll._refresh_rollup(r.storage);
+        END IF;
+        PERFORM tscoll._expire_rollup(r, now);
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION tscoll._create_rollup(name text, source regclass, every text, group_by jsonb,
+                                      aggregates jsonb, options jsonb, creation_schema text)
+    RETURNS regclass LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+#variable_conflict use_variable
+DECLARE
+    target record;
+    c tscoll.collections;
+    s tscoll.rollups;
+    r tscoll.rollups;
+    stride record;
+    storage_name text;
+    owner_name name;
+    columns text[];
+    bad text;
+    missing record;
+BEGIN
+    IF name IS NULL OR source IS NULL OR every IS NULL THEN
+        RAISE EXCEPTION 'invalid rollup: name, source and every must not be NULL' USING ERRCODE = '22023';
+    END IF;
+    SELECT * INTO target FROM tscoll._split_name(name, creation_schema);
+    IF target.schema_name = 'tscoll' THEN
+        RAISE EXCEPTION 'cannot create a rollup in the schema of the tscoll extension'
+            USING ERRCODE = '42501';
+    END IF;
+    storage_name := 'system.rollups.' || target.rel_name;
+    IF octet_length(storage_name || '.state') > 63 THEN
+        RAISE EXCEPTION 'rollup name "%" is too long', target.rel_name
+            USING ERRCODE = '42622', HINT = 'Use a rollup name of at most 42 bytes.';
+    END IF;
+    IF to_regclass(format('%I.%I', target.schema_name, target.rel_name)) IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%" already exists', target.rel_name USING ERRCODE = '42P07';
+    END IF;
+    IF to_regclass(format('%I.%I', target.schema_name, storage_name)) IS NOT NULL
+       OR to_regclass(format('%I.%I', target.schema_name, storage_name || '.state')) IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%" already exists', storage_name
+            USING ERRCODE = '42P07', HINT = 'A rollup''s tables are named "system.rollups.<rollup>".';
+    END IF;
+
+    SELECT * INTO s FROM tscoll.rollups x WHERE x.rollup = source;
+    IF FOUND THEN
+        SELECT * INTO c FROM tscoll.collections x WHERE x.view = s.collection;
+    ELSE
+        SELECT * INTO c FROM tscoll.collections x WHERE x.view = source;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'invalid rollup source: % is neither a time-series collection nor a rollup',
+                            source USING ERRCODE = '22023';
+        END IF;
+    END IF;
+    IF NOT coalesce(tscoll._owns(c.view), false) THEN
+        RAISE EXCEPTION 'must be owner of time-series collection %', c.view USING ERRCODE = '42501';
+    END IF;
+
+    stride := tscoll._rollup_stride(every);
+    IF s.rollup IS NOT NULL
+       AND NOT tscoll._rollup_coarser(stride.unit, stride.seconds, s.unit, s.seconds) THEN
+        RAISE EXCEPTION 'invalid rollup interval: % is not a multiple of the source rollup''s %',
+                        quote_literal(every), quote_literal(s.every)
+            USING ERRCODE = '22023';
+    END IF;
+
+    -- group_by: NULL, or an array of distinct non-empty paths in the meta field
+    IF group_by IS NOT NULL AND (jsonb_typeof(group_by) <> 'array'
+           OR EXISTS (SELECT FROM jsonb_array_elements(group_by) g
+                       WHERE jsonb_typeof(g) <> 'string' OR g #>> '{}' = ''
+                          OR g #>> '{}' LIKE '.%' OR g #>> '{}' LIKE '%.' OR g #>> '{}' LIKE '%..%')
+           OR (SELECT count(DISTINCT g) <> count(*) FROM jsonb_array_elements(group_by) g)) THEN
+        RAISE EXCEPTION 'invalid rollup group_by: %', group_by
+            USING ERRCODE = '22023', HINT = 'Give a JSON array of paths in the meta field, or NULL for the whole meta value.';
+    END IF;
+    IF c.meta_field IS NULL AND (group_by IS NULL OR jsonb_array_length(group_by) > 0) THEN
+        RAISE EXCEPTION 'invalid rollup group_by: collection % has no meta field', c.view
+            USING ERRCODE = '22023', HINT = 'Group by [] (no grouping).';
+    END IF;
+    IF s.rollup IS NOT NULL THEN
+        IF s.group_by IS NOT NULL AND (group_by IS NULL
+               OR EXISTS (SELECT FROM jsonb_array_elements(group_by) g WHERE NOT s.group_by @> jsonb_build_array(g))) THEN
+            RAISE EXCEPTION 'invalid rollup group_by: % groups by fields the source rollup % does not',
+                            coalesce(group_by::text, 'the whole meta value'), source
+                USING ERRCODE = '22023';
+        END IF;
+    END IF;
+
+    -- aggregates: {"<field>": ["count", "sum", "min", "max", "avg", "first", "last"]}
+    IF aggregates IS NULL OR jsonb_typeof(aggregates) <> 'object' THEN
+        RAISE EXCEPTION 'invalid rollup aggregates: %', coalesce(aggregates::text, 'NULL')
+            USING ERRCODE = '22023', HINT = 'Give {"<field>": ["count", "sum", "min", "max", "avg", "first", "last"]}.';
+    END IF;
+    SELECT f.key INTO bad FROM jsonb_each(aggregates) f
+     WHERE f.key = '' OR f.key IN (c.time_field, c.meta_field) OR f.key LIKE (c.meta_field || '.%')
+        OR f.key LIKE '.%' OR f.key LIKE '%.' OR f.key LIKE '%..%'
+        OR jsonb_typeof(f.value) <> 'array' OR jsonb_array_length(f.value) = 0
+        OR EXISTS (SELECT FROM jsonb_array_elements(f.value) a
+                    WHERE jsonb_typeof(a) <> 'string'
+                       OR a #>> '{}' NOT IN ('count', 'sum', 'min', 'max', 'avg', 'first', 'last'))
+        OR (SELECT count(DISTINCT a) <> count(*) FROM jsonb_array_elements(f.value) a)
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'invalid rollup aggregates for field "%": %', bad, aggregates -> bad
+            USING ERRCODE = '22023',
+                  HINT = 'Aggregate measurement fields (not the time or meta field) with count, sum, min, max, avg, first or last.';
+    END IF;
+    IF s.rollup IS NOT NULL THEN
+        SELECT st.field, st.state INTO missing
+          FROM tscoll._rollup_states(aggregates) st
+         WHERE NOT EXISTS (SELECT FROM tscoll._rollup_states(s.aggregates) x
+                            WHERE x.field = st.field AND x.state = st.state)
+         LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'invalid rollup aggregates: the source rollup % keeps no % of field "%"',
+                            source, CASE missing.state WHEN 'n' THEN 'count' ELSE missing.state END,
+                            missing.field
+                USING ERRCODE = '22023',
+                      DETAIL = format('It aggregates %s as %s.', missing.field,
+                                      coalesce(s.aggregates -> missing.field, '[]')),
+                      HINT = 'avg needs the source''s avg, or its sum and count; the others need the same aggregate.';
+        END IF;
+    END IF;
+
+    IF options IS NULL OR jsonb_typeof(options) <> 'object'
+       OR EXISTS (SELECT FROM jsonb_object_keys(options) k WHERE k <> 'expireAfterSeconds')
+       OR (options ? 'expireAfterSeconds'
+           AND (jsonb_typeof(options -> 'expireAfterSeconds') <> 'number'
+                OR (options ->> 'expireAfterSeconds')::numeric < 0
+                OR (options ->> 'expireAfterSeconds')::numeric <> trunc((options ->> 'expireAfterSeconds')::numeric))) THEN
+        RAISE EXCEPTION 'invalid rollup options: %', coalesce(options::text, 'NULL')
+            USING ERRCODE = '22023', HINT = 'The only option is {"expireAfterSeconds": <non-negative integer>}.';
+    END IF;
+
+    -- The view's column names must be distinct.
+    SELECT array_agg(n) INTO columns FROM (
+        SELECT c.time_field AS n
+        UNION ALL SELECT coalesce(g #>> '{}', c.meta_field)
+          FROM jsonb_array_elements(coalesce(group_by, jsonb_build_array(NULL))) g
+         WHERE group_by IS NULL OR jsonb_array_length(group_by) > 0
+        UNION ALL SELECT 'count'
+        UNION ALL SELECT f.key || '_' || (a #>> '{}')
+          FROM jsonb_each(aggregates) f, jsonb_array_elements(f.value) a) x;
+    IF (SELECT count(DISTINCT n) <> count(*) FROM unnest(columns) n) THEN
+        RAISE EXCEPTION 'invalid rollup: its columns would not have distinct names: %',
+                        array_to_string(columns, ', ')
+            USING ERRCODE = '22023';
+    END IF;
+
+    -- No write to the collection runs while its rollup is created: writers
+    -- that started before are done, and those after see its triggers.
+    EXECUTE format('LOCK TABLE %s IN SHARE MODE', c.view);
+    EXECUTE format('LOCK TABLE %s IN SHARE MODE', c.bucket_table);
+    owner_name := (SELECT rolname FROM pg_roles, pg_class WHERE pg_class.oid = c.view AND pg_roles.oid = relowner);
+
+    r.collection := c.view;
+    r.source := source;
+    r.every := every;
+    r.unit := stride.unit;
+    r.seconds := stride.seconds;
+    r.group_by := group_by;
+    r.aggregates := aggregates;
+    r.options := options;
+    EXECUTE format('CREATE TABLE %I.%I (%s)', target.schema_name, storage_name,
+                   tscoll._rollup_state_columns(r));
+    EXECUTE format('CREATE INDEX ON %I.%I (%I)', target.schema_name, storage_name, c.time_field);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', target.schema_name, storage_name,
+                   format('stored states of the rollup %I.%I', target.schema_name, target.rel_name));
+    r.storage := format('%I.%I', target.schema_name, storage_name)::regclass;
+    r.state := tscoll._define_rollup_views(r, target.schema_name, target.rel_name);
+    r.rollup := format('%I.%I', target.schema_name, target.rel_name)::regclass;
+    INSERT INTO tscoll.rollups SELECT r.*;
+    -- Read by whoever may read the collection (the state view checks).
+    EXECUTE format('GRANT SELECT ON %s, %s TO PUBLIC', r.rollup, r.state);
+    EXECUTE format('ALTER TABLE %s OWNER TO %I', r.storage, owner_name);
+    EXECUTE format('ALTER VIEW %s OWNER TO %I', r.state, owner_name);
+    EXECUTE format('ALTER VIEW %s OWNER TO %I', r.rollup, owner_name);
+    PERFORM tscoll._rollups_changed(c.view);
+    -- Every bucket stored now, as the collection's writers left it.
+    PERFORM tscoll._refresh_rollup(r.storage, true);
+    RETURN r.rollup;
+END
+$$;
+
+CREATE FUNCTION tscoll.create_rollup(name text, source regclass, every text,
+                                     group_by jsonb DEFAULT NULL, aggregates jsonb DEFAULT '{}',
+                                     options jsonb DEFAULT '{}') RETURNS regclass
+    LANGUAGE sql AS
+$$ SELECT tscoll._create_rollup(name, source, every, group_by, aggregates, options,
+                                pg_catalog.current_schema()) $$;
+COMMENT ON FUNCTION tscoll.create_rollup(text, regclass, text, jsonb, jsonb, jsonb) IS
+    'creates a rollup: aggregates of a collection per time bucket and group, kept by tscoll';
+
+CREATE FUNCTION tscoll.list_rollups() RETURNS SETOF jsonb LANGUAGE sql STABLE AS
+$$
+-- names as the caller's search_path prints them
+SELECT pg_catalog.jsonb_build_object('name', r.rollup::text, 'source', r.source::text,
+                                     'every', r.every, 'groupBy', r.group_by,
+                                     'aggregates', r.aggregates, 'options', r.options)
+  FROM tscoll.rollups r
+ WHERE pg_catalog.has_table_privilege(r.collection, 'SELECT')
+ ORDER BY r.rollup::text COLLATE "C"
+$$;
+COMMENT ON FUNCTION tscoll.list_rollups() IS 'the rollups whose collection the caller may read';
+
+-- Drops a rollup's objects and forgets it; the collection's triggers go
+-- with its last rollup.
+CREATE FUNCTION tscoll._forget_rollup(r tscoll.rollups) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    DELETE FROM tscoll.rollups x WHERE x.rollup = r.rollup;
+    DELETE FROM tscoll.rollup_changes x WHERE x.rollup = r.storage;
+    IF EXISTS (SELECT FROM pg_class WHERE oid = r.rollup) THEN
+        EXECUTE format('DROP VIEW %s', r.rollup);
+    END IF;
+    IF EXISTS (SELECT FROM pg_class WHERE oid = r.state) THEN
+        EXECUTE format('DROP VIEW %s', r.state);
+    END IF;
+    IF EXISTS (SELECT FROM pg_class WHERE oid = r.storage) THEN
+        EXECUTE format('DROP TABLE %s', r.storage);
+    END IF;
+    IF EXISTS (SELECT FROM pg_class WHERE oid = r.collection) THEN
+        PERFORM tscoll._rollups_changed(r.collection);
+    END IF;
+END
+$$;
+
+CREATE FUNCTION tscoll._drop_rollup(rollup regclass, name text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    r tscoll.rollups;
+    dependent regclass;
+BEGIN
+    SELECT * INTO r FROM tscoll.rollups x WHERE x.rollup = _drop_rollup.rollup;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'rollup "%" does not exist', name USING ERRCODE = '42P01';
+    END IF;
+    IF NOT coalesce(tscoll._owns(r.rollup), false) THEN
+        RAISE EXCEPTION 'must be owner of rollup %', r.rollup USING ERRCODE = '42501';
+    END IF;
+    SELECT x.rollup INTO dependent FROM tscoll.rollups x WHERE x.source = r.rollup LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot drop rollup % because rollup % is built on it', r.rollup, dependent
+            USING ERRCODE = '2BP01', HINT = 'Drop the rollups built on it first.';
+    END IF;
+    PERFORM tscoll._forget_rollup(r);
+END
+$$;
+
+CREATE FUNCTION tscoll.drop_rollup(name regclass) RETURNS void LANGUAGE sql AS
+$$ SELECT tscoll._drop_rollup(name, name::text) $$;
+COMMENT ON FUNCTION tscoll.drop_rollup(regclass) IS 'drops a rollup: its views, table and catalog row';
+
+-- Refreshes the caller's rollups (all, or `rollup`); returns the buckets
+-- computed. The TTL monitor refreshes every rollup on each pass.
+CREATE FUNCTION tscoll.refresh_rollups(rollup regclass DEFAULT NULL) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    r tscoll.rollups;
+    total bigint := 0;
+BEGIN
+    IF rollup IS NOT NULL AND NOT EXISTS (SELECT FROM tscoll.rollups x WHERE x.rollup = refresh_rollups.rollup) THEN
+        RAISE EXCEPTION 'rollup "%" does not exist', rollup USING ERRCODE = '42P01';
+    END IF;
+    FOR r IN SELECT * FROM tscoll.rollups x
+              WHERE (refresh_rollups.rollup IS NULL OR x.rollup = refresh_rollups.rollup)
+                AND coalesce(tscoll._owns(x.storage), false)
+              ORDER BY x.storage::oid LOOP
+        total := total + tscoll._refresh_rollup(r.storage);
+    END LOOP;
+    RETURN total;
+END
+$$;
+COMMENT ON FUNCTION tscoll.refresh_rollups(regclass) IS
+    'stores the buckets of the caller''s rollups that are computed from the source at each read';
+
+-- Forgets (and drops what is left of) the rollups that `relation` is part
+-- of or feeds: a rollup's view, state view or table, its source or its
+-- collection; the rollups built on them go too.
+CREATE FUNCTION tscoll._forget_rollups_of(relation oid) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    r tscoll.rollups;
+BEGIN
+    LOOP
+        SELECT * INTO r FROM tscoll.rollups x
+         WHERE relation IN (x.rollup, x.state, x.storage, x.source, x.collection)
+            OR NOT EXISTS (SELECT FROM pg_class WHERE oid = x.source)
+         ORDER BY EXISTS (SELECT FROM tscoll.rollups y WHERE y.source = x.rollup)
+         LIMIT 1;
+        EXIT WHEN NOT FOUND;
+        -- a rollup built on this one first
+        WHILE EXISTS (SELECT FROM tscoll.rollups y WHERE y.source = r.rollup) LOOP
+            SELECT * INTO r FROM tscoll.rollups y WHERE y.source = r.rollup LIMIT 1;
+        END LOOP;
+        PERFORM tscoll._forget_rollup(r);
+    END LOOP;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION tscoll._expiring_collections() RETURNS SETOF regclass
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT c.view FROM tscoll.collections c
+ WHERE c.expire_after_seconds IS NOT NULL
+    OR EXISTS (SELECT FROM tscoll.indexes i
+                WHERE i.collection = c.view AND i.options ? 'expireAfterSeconds')
+    OR EXISTS (SELECT FROM tscoll.rollups r WHERE r.collection = c.view)
+ ORDER BY c.view::text
+$$;
+
+CREATE OR REPLACE FUNCTION tscoll._expire_collection(collection regclass, now timestamptz,
+                                          batch_size integer DEFAULT NULL) RETURNS bigint
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections;
+    i tscoll.indexes;
+    total bigint := 0;
+BEGIN
+    SELECT * INTO c FROM tscoll.collections WHERE view = collection;
+    IF NOT FOUND THEN
+        RETURN 0;
+    END IF;
+    -- Rollups store what they will keep before it expires here.
+    PERFORM tscoll._maintain_rollups(c.view, now);
+    IF c.expire_after_seconds IS NOT NULL THEN
+        total := total + tscoll._expire(c, now, c.expire_after_seconds, NULL, batch_size);
+    END IF;
+    FOR i IN SELECT * FROM tscoll.indexes x
+              WHERE x.collection = c.view AND x.options ? 'expireAfterSeconds' LOOP
+        total := total + tscoll._expire(c, now, (i.options->>'expireAfterSeconds')::bigint,
+            tscoll._translate_index(tscoll._key_pairs(i.keys), i.options,
+                                    c.time_field, c.meta_field)->>'predicate', batch_size);
+    END LOOP;
+    RETURN total;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION tscoll._on_sql_drop() RETURNS event_trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    dropped record;
+    c tscoll.collections;
+BEGIN
+    FOR dropped IN
+        SELECT objid FROM pg_event_trigger_dropped_objects()
+         WHERE classid = 'pg_class'::regclass AND objsubid = 0
+    LOOP
+        PERFORM tscoll._forget_rollups_of(dropped.objid);
+        FOR c IN DELETE FROM tscoll.collections
+                  WHERE view = dropped.objid OR bucket_table = dropped.objid RETURNING *
+        LOOP
+            PERFORM tscoll._forget_rollups_of(c.view);
+            IF EXISTS (SELECT FROM pg_class WHERE oid = c.view) THEN
+                EXECUTE format('DROP VIEW %s', c.view);
+            END IF;
+            IF EXISTS (SELECT FROM pg_class WHERE oid = c.bucket_table) THEN
+                EXECUTE format('DROP TABLE %s', c.bucket_table);
+            END IF;
+            PERFORM tscoll._forget_bucket_table(c.bucket_table);
+        END LOOP;
+    END LOOP;
+END
+$$;
 
 -- The views of existing collections keep their columns; their rules become
 -- 0.2.0's (a meta update and a bucket delete the rules can do themselves).

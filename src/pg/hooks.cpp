@@ -11,7 +11,8 @@
 //   ExecutorStart/End   write/insert: inserts with RETURNING noted
 //   ExecutorRun         dml/modify: a translated statement counts and
 //                       returns measurements
-//   ExecutorFinish      dml/rule_fallback: a rule statement's matches checked
+//   ExecutorFinish      dml/rule_fallback: a rule statement's matches checked;
+//                       write/rollup_notes: changed bucket rows noted
 //   ProcessUtility      write/copy_from: COPY <collection> FROM STDIN;
 //                       dml/copy_to: COPY <collection> TO
 //   shmem_request/startup  catalog/, ttl/: shared memory, when preloaded
@@ -44,6 +45,7 @@ void _PG_init(void);
 #include "pg/ttl/ttl_monitor.hpp"
 #include "pg/write/copy_from.hpp"
 #include "pg/write/insert.hpp"
+#include "pg/write/rollup_notes.hpp"
 
 namespace {
 
@@ -141,6 +143,7 @@ void on_executor_finish(QueryDesc *query) {
     else
         standard_ExecutorFinish(query);
     tscoll::pg::check_rule_matches(query);
+    tscoll::pg::guarded([] { tscoll::pg::flush_rollup_notes(); });
 }
 
 void on_executor_end(QueryDesc *query) {
@@ -167,6 +170,7 @@ void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_
     else
         standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env,
                                 dest, qc);
+    tscoll::pg::guarded([] { tscoll::pg::flush_rollup_notes(); });
 }
 
 void install_hooks() {
@@ -204,6 +208,7 @@ void _PG_init(void) {
         tscoll::pg::register_ttl_monitor();
     tscoll::pg::catalog::register_transaction_callbacks();
     tscoll::pg::register_insert_callbacks();
+    tscoll::pg::register_rollup_note_callbacks();
     tscoll::pg::register_rule_fallback();
     tscoll::pg::register_bucket_table_callbacks();
     tscoll::pg::register_unpack_scan();

@@ -1,6 +1,7 @@
 #include "pg/catalog/collection.hpp"
 
 extern "C" {
+#include "catalog/namespace.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -63,6 +64,10 @@ std::optional<CollectionInfo> read_collection_row(const char *key, Oid relid) {
         if (SPI_connect() != SPI_OK_CONNECT)
             elog(ERROR, "SPI_connect failed");
     });
+    // tscoll.rollups is missing while an update from 0.1.0 is pending.
+    bool rollups_exist = pg_call([] {
+        return OidIsValid(get_relname_relid("rollups", get_namespace_oid("tscoll", true)));
+    });
     std::string query =
         "SELECT c.view::oid, c.bucket_table::oid, r.relowner, "
         "       c.time_field, c.meta_field, c.bucket_max_span_seconds::int8, "
@@ -70,7 +75,8 @@ std::optional<CollectionInfo> read_collection_row(const char *key, Oid relid) {
         "       EXISTS (SELECT FROM pg_catalog.pg_index i "
         "                WHERE i.indrelid = r.oid AND i.indisvalid AND i.indpred IS NULL "
         "                  AND (i.indkey[0] = 5 OR (c.meta_field IS NOT NULL "
-        "                       AND i.indkey[0] = 2 AND i.indkey[1] = 5))) "
+        "                       AND i.indkey[0] = 2 AND i.indkey[1] = 5))), "
+        "       " + std::string(rollups_exist ? "EXISTS (SELECT FROM tscoll.rollups x WHERE x.collection = c.view)" : "false") + " "
         "  FROM tscoll.collections c JOIN pg_catalog.pg_class r ON r.oid = c.bucket_table "
         " WHERE c." +
         std::string(key) + " = $1";
@@ -98,6 +104,7 @@ std::optional<CollectionInfo> read_collection_row(const char *key, Oid relid) {
     info.rounding_seconds = int_column(row, desc, 7);
     bool isnull = false;
     info.reopen_index = DatumGetBool(SPI_getbinval(row, desc, 8, &isnull));
+    info.has_rollups = DatumGetBool(SPI_getbinval(row, desc, 9, &isnull));
     pg_call([] { SPI_finish(); });
     return info;
 }

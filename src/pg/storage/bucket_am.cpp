@@ -50,6 +50,7 @@ extern "C" {
 #include "pg/types/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
 #include "pg/nodes/returning.hpp"
+#include "pg/write/rollup_notes.hpp"
 
 namespace tscoll::pg {
 
@@ -69,6 +70,10 @@ TrustedBucketWrites::~TrustedBucketWrites() {
 
 void TrustedBucketWrites::reset() {
     trusted_writers = 0;
+}
+
+bool TrustedBucketWrites::active() {
+    return trusted_writers > 0;
 }
 
 }  // namespace tscoll::pg
@@ -127,6 +132,39 @@ void check_row(Relation table, TupleTableSlot *slot) {
     });
 }
 
+// The rollups of the collection are noted of a row's times
+// (write/rollup_notes.hpp).
+void note_for_rollups(Relation table, TupleTableSlot *slot) {
+    tscoll::pg::guarded([&] {
+        if (!tscoll::pg::tracks_bucket_rows(RelationGetRelid(table)))
+            return;
+        bool lo_null = false, hi_null = false;
+        Datum lo = 0, hi = 0;
+        tscoll::pg::pg_call([&] {
+            lo = slot_getattr(slot, kMinTime, &lo_null);
+            hi = slot_getattr(slot, kMaxTime, &hi_null);
+        });
+        if (!lo_null && !hi_null)
+            tscoll::pg::note_bucket_row(RelationGetRelid(table), DatumGetTimestampTz(lo),
+                                        DatumGetTimestampTz(hi));
+    });
+}
+
+TupleTableSlot *stored_version(Relation table, ItemPointer tid);
+
+// The same for the row version at `tid`, before it changes.
+void note_stored_for_rollups(Relation table, ItemPointer tid) {
+    bool tracked = tscoll::pg::guarded(
+        [&] { return tscoll::pg::tracks_bucket_rows(RelationGetRelid(table)); });
+    if (!tracked)
+        return;
+    TupleTableSlot *old = stored_version(table, tid);
+    if (old == nullptr)
+        return;
+    note_for_rollups(table, old);
+    ExecDropSingleTupleTableSlot(old);
+}
+
 // A translated statement has made the catalog forget before it started.
 void forget_series(Relation table) {
     if (trusted_writers == 0 && counted_modification == nullptr)
@@ -137,12 +175,14 @@ void tuple_insert(Relation table, TupleTableSlot *slot, CommandId cid, int optio
                   BulkInsertStateData *bistate) {
     check_row(table, slot);
     heap()->tuple_insert(table, slot, cid, options, bistate);
+    note_for_rollups(table, slot);
 }
 
 void tuple_insert_speculative(Relation table, TupleTableSlot *slot, CommandId cid, int options,
                               BulkInsertStateData *bistate, uint32 token) {
     check_row(table, slot);
     heap()->tuple_insert_speculative(table, slot, cid, options, bistate, token);
+    note_for_rollups(table, slot);
 }
 
 void multi_insert(Relation table, TupleTableSlot **slots, int nslots, CommandId cid, int options,
@@ -150,6 +190,8 @@ void multi_insert(Relation table, TupleTableSlot **slots, int nslots, CommandId 
     for (int i = 0; i < nslots; i++)
         check_row(table, slots[i]);
     heap()->multi_insert(table, slots, nslots, cid, options, bistate);
+    for (int i = 0; i < nslots; i++)
+        note_for_rollups(table, slots[i]);
 }
 
 // control.count of a bucket row (0 when absent: a row written before
@@ -196,6 +238,8 @@ TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, C
                        LockTupleMode *lockmode, bool *update_indexes) {
     check_row(table, slot);
     forget_series(table);
+    note_stored_for_rollups(table, otid);
+    note_for_rollups(table, slot);
     tscoll::pg::ModificationCount *counted = counted_modification;
     TupleTableSlot *old = counted && counted->deleting ? stored_version(table, otid) : nullptr;
     uint64 before = old ? control_count(old) : 0;
@@ -218,6 +262,7 @@ TM_Result tuple_update(Relation table, ItemPointer otid, TupleTableSlot *slot, C
 TM_Result tuple_delete(Relation table, ItemPointer tid, CommandId cid, Snapshot snapshot,
                        Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changing_part) {
     forget_series(table);
+    note_stored_for_rollups(table, tid);
     tscoll::pg::ModificationCount *counted = counted_modification;
     TupleTableSlot *old = counted ? stored_version(table, tid) : nullptr;
     TM_Result result = unless_folded(

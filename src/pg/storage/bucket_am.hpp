@@ -19,6 +19,8 @@ class TrustedBucketWrites {
 
     // After an error that skipped destructors (transaction abort).
     static void reset();
+    // Whether one exists.
+    static bool active();
 };
 
 // The measurements an UPDATE or DELETE through a collection's view affects

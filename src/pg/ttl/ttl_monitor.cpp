@@ -63,9 +63,16 @@ struct TtlShared {
 
 TtlShared *shared = nullptr;
 
+// While tscoll._expire_as_owner runs.
+bool expiring = false;
+
 }  // namespace
 
 namespace tscoll::pg {
+
+bool expiring_buckets() {
+    return expiring;
+}
 
 void request_ttl_shared_memory() {
     RequestAddinShmemSpace(MAXALIGN(sizeof(TtlShared)));
@@ -368,11 +375,15 @@ Datum tscoll_expire_as_owner(PG_FUNCTION_ARGS) {
     volatile int64 deleted = 0;
     PG_TRY();
     {
+        expiring = true;
         deleted = expire_collection_now(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
                                         PG_ARGISNULL(2));
     }
     PG_FINALLY();
-    { SetUserIdAndSecContext(saved_user, saved_context); }
+    {
+        expiring = false;
+        SetUserIdAndSecContext(saved_user, saved_context);
+    }
     PG_END_TRY();
     PG_RETURN_INT64(deleted);
 }

@@ -11,5 +11,8 @@ void register_ttl_monitor();
 // The shared memory hooks' work: the monitor's status per database.
 void request_ttl_shared_memory();
 void attach_ttl_shared_memory();
+// Whether expiry is deleting buckets: rollups keep what their collection
+// expires (doc/REFERENCE.md §2.8).
+bool expiring_buckets();
 
 }  // namespace tscoll::pg

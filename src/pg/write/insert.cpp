@@ -27,6 +27,7 @@ extern "C" {
 #include "core/measurement.hpp"
 #include "pg/write/bucket_store.hpp"
 #include "pg/write/insert.hpp"
+#include "pg/write/rollup_notes.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/guard.hpp"
 #include "pg/types/jsonb_value.hpp"
@@ -563,7 +564,13 @@ void BucketWriter::write(TouchedBucket &t) {
 }  // namespace
 
 void PendingInsert::flush(bool end) {
+    std::vector<TimestampTz> times;
+    if (info.has_rollups)
+        for (const SeriesBatch &s : series)
+            for (const Measurement &m : s.measurements)
+                times.push_back(to_timestamptz(m.time));
     carried = BucketWriter(info).run(series, std::move(carried), end);
+    note_rollup_times(info.view, std::move(times));
     series.clear();
     index.clear();
     by_spelling.clear();

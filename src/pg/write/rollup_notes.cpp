@@ -1,0 +1,172 @@
+// Noting the rollup buckets a write changes (rollup_notes.hpp).
+extern "C" {
+#include "postgres.h"
+#include "catalog/pg_type_d.h"
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+}
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "core/error.hpp"
+#include "pg/catalog/collection.hpp"
+#include "pg/guard.hpp"
+#include "pg/search_path.hpp"
+#include "pg/storage/bucket_am.hpp"
+#include "pg/ttl/ttl_monitor.hpp"
+#include "pg/write/rollup_notes.hpp"
+
+namespace tscoll::pg {
+
+namespace {
+
+constexpr const char *kStorages =
+    "SELECT storage::oid FROM tscoll.rollups WHERE collection = $1 ORDER BY 1";
+
+// A bucket is noted once: a refresh cannot clear a note while a writer
+// that relied on it holds its lock.
+constexpr const char *kNote =
+    "INSERT INTO tscoll.rollup_changes (rollup, bucket) "
+    "SELECT DISTINCT r.storage, b.bucket "
+    "  FROM tscoll.rollups r, unnest($2::timestamptz[], $3::timestamptz[]) t(lo, hi), "
+    "       tscoll._rollup_buckets_between(r.unit, r.seconds, t.lo, t.hi) b(bucket) "
+    " WHERE r.collection = $1 "
+    "   AND NOT EXISTS (SELECT FROM tscoll.rollup_changes c "
+    "                    WHERE c.rollup = r.storage AND c.bucket = b.bucket)";
+
+// Kept for the session, like the insert path's other plans.
+SPIPlanPtr kept_plan(SPIPlanPtr &plan, const char *query, int nargs, Oid *types) {
+    if (plan == nullptr) {
+        SPIPlanPtr p = SPI_prepare(query, nargs, types);
+        if (p == nullptr || SPI_keepplan(p) != 0)
+            elog(ERROR, "SPI_prepare failed for \"%s\"", query);
+        plan = p;
+    }
+    return plan;
+}
+
+Datum timestamptz_array(const std::vector<TimestampTz> &times) {
+    std::vector<Datum> elements(times.size());
+    std::transform(times.begin(), times.end(), elements.begin(),
+                   [](TimestampTz t) { return TimestampTzGetDatum(t); });
+    return PointerGetDatum(construct_array(elements.data(), static_cast<int>(elements.size()),
+                                           TIMESTAMPTZOID, sizeof(TimestampTz), FLOAT8PASSBYVAL,
+                                           TYPALIGN_DOUBLE));
+}
+
+// No C++ object lives here: PostgreSQL errors pass through.
+void note_with_spi(Oid view, const std::vector<TimestampTz> &lo, const std::vector<TimestampTz> &hi) {
+    static SPIPlanPtr storages = nullptr, note = nullptr;
+    Oid storage_types[] = {OIDOID};
+    Datum storage_values[] = {ObjectIdGetDatum(view)};
+    int rc = SPI_execute_snapshot(kept_plan(storages, kStorages, 1, storage_types), storage_values,
+                                  nullptr, GetLatestSnapshot(), InvalidSnapshot, true, false, 0);
+    if (rc != SPI_OK_SELECT)
+        elog(ERROR, "reading tscoll.rollups failed: %s", SPI_result_code_string(rc));
+    if (SPI_processed == 0)
+        return;
+    for (uint64 i = 0; i < SPI_processed; i++) {
+        bool isnull = false;
+        Datum storage = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+        LockRelationOid(DatumGetObjectId(storage), RowExclusiveLock);
+    }
+    Oid note_types[] = {OIDOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID};
+    Datum note_values[] = {ObjectIdGetDatum(view), timestamptz_array(lo), timestamptz_array(hi)};
+    rc = SPI_execute_snapshot(kept_plan(note, kNote, 3, note_types), note_values, nullptr,
+                              GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
+    if (rc != SPI_OK_INSERT)
+        elog(ERROR, "noting rollup changes failed: %s", SPI_result_code_string(rc));
+}
+
+}  // namespace
+
+void note_rollup_changes(Oid view, const std::vector<TimestampTz> &lo,
+                         const std::vector<TimestampTz> &hi) {
+    if (lo.empty())
+        return;
+    CatalogSearchPath pinned;
+    pg_call([&] {
+        if (SPI_connect() != SPI_OK_CONNECT)
+            elog(ERROR, "SPI_connect failed");
+        note_with_spi(view, lo, hi);
+        SPI_finish();
+    });
+}
+
+namespace {
+
+// The bucket rows changed by the statements running, by collection view.
+struct PendingNotes {
+    std::vector<TimestampTz> lo, hi;
+};
+std::map<Oid, PendingNotes> pending_notes;
+
+void discard_notes(XactEvent event, void *) {
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+        pending_notes.clear();
+    else if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE)
+        guarded([] { flush_rollup_notes(); });
+}
+
+}  // namespace
+
+void note_bucket_row(Oid bucket_table, TimestampTz lo, TimestampTz hi) {
+    std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
+    if (!info)
+        return;
+    PendingNotes &notes = pending_notes[info->view];
+    notes.lo.push_back(lo);
+    notes.hi.push_back(hi);
+}
+
+bool tracks_bucket_rows(Oid bucket_table) {
+    if (TrustedBucketWrites::active() || expiring_buckets())
+        return false;
+    std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
+    return info && info->has_rollups;
+}
+
+void flush_rollup_notes() {
+    while (!pending_notes.empty()) {
+        auto first = pending_notes.begin();
+        Oid view = first->first;
+        PendingNotes notes = std::move(first->second);
+        pending_notes.erase(first);
+        note_rollup_changes(view, notes.lo, notes.hi);
+    }
+}
+
+void register_rollup_note_callbacks() {
+    pg_call([] { RegisterXactCallback(discard_notes, nullptr); });
+}
+
+void note_rollup_times(Oid view, std::vector<TimestampTz> times) {
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    note_rollup_changes(view, times, times);
+}
+
+}  // namespace tscoll::pg
+
+// tscoll._rollups_changed(collection regclass): create_rollup and
+// drop_rollup make every session read the collection's descriptor again.
+TSCOLL_FUNCTION(tscoll_rollups_changed) {
+    Oid view = PG_GETARG_OID(0);
+    std::optional<tscoll::pg::CollectionInfo> info = tscoll::pg::find_collection(view);
+    tscoll::pg::pg_call([&] {
+        CacheInvalidateRelcacheByRelid(view);
+        if (info)
+            CacheInvalidateRelcacheByRelid(info->bucket_table);
+    });
+    PG_RETURN_VOID();
+}
