@@ -25,6 +25,29 @@ SELECT 'bucket_control_matches_data', coalesce(bool_and(ok), true) FROM (
 SELECT 'counters_cluster_wide',
        (tscoll.collection_stats('c')->>'numMeasurementsCommitted')::bigint = :rows;
 SELECT 'buckets_reasonably_full', avg(n) >= 10 FROM buckets;
+-- Rollups kept while the writers ran (and refreshes raced them) equal the
+-- aggregates of what was written: with the buckets noted since the last
+-- refresh computed at read time, then once refreshed.
+CREATE TEMP VIEW expected_seconds AS
+SELECT date_bin('1 second', t, '1970-01-01 00:00+00') AS t, m, count(*) AS count,
+       count(n) AS n_count, sum(n::float8) AS n_sum, min(n::float8) AS n_min, max(n::float8) AS n_max
+  FROM expected GROUP BY 1, 2;
+CREATE TEMP VIEW expected_minutes AS
+SELECT date_bin('1 minute', t, '1970-01-01 00:00+00') AS t, count(*) AS count,
+       count(n) AS n_count, sum(n::float8) AS n_sum, max(n::float8) AS n_max
+  FROM expected GROUP BY 1;
+SELECT 'rollups_equal_measurements',
+       NOT EXISTS ((TABLE c_seconds EXCEPT ALL TABLE expected_seconds)
+                   UNION ALL (TABLE expected_seconds EXCEPT ALL TABLE c_seconds))
+   AND NOT EXISTS ((TABLE c_minutes EXCEPT ALL TABLE expected_minutes)
+                   UNION ALL (TABLE expected_minutes EXCEPT ALL TABLE c_minutes));
+SELECT tscoll.refresh_rollups() \g /dev/null
+SELECT 'rollups_equal_measurements_refreshed',
+       NOT EXISTS ((TABLE c_seconds EXCEPT ALL TABLE expected_seconds)
+                   UNION ALL (TABLE expected_seconds EXCEPT ALL TABLE c_seconds))
+   AND NOT EXISTS ((TABLE c_minutes EXCEPT ALL TABLE expected_minutes)
+                   UNION ALL (TABLE expected_minutes EXCEPT ALL TABLE c_minutes))
+   AND NOT EXISTS (SELECT FROM tscoll.rollup_changes);
 -- Folded tails give their space back before VACUUM (src/pg/storage/reclaim.hpp):
 -- 400 statements of 5 measurements for each of 10 series (tails, folded
 -- as buckets fill) against the same rows in one statement. Without the

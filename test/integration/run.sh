@@ -15,7 +15,7 @@ BIN=$1 WORK=$2 CLIENTS=${3:-8} ROWS_PER_CLIENT=${4:-20000}
 HERE=$(cd "$(dirname "$0")" && pwd)
 DATA=$WORK/data
 TTL_CHECKS=4  # ttl.sh
-DUMP_CHECKS=$((3 * 8))  # dump_restore.sh: 3 formats x 8 checks
+DUMP_CHECKS=$((3 * 9))  # dump_restore.sh: 3 formats x 9 checks
 UPGRADE_CHECKS=$(grep -oE '^ *(check|same_in_both) upgrade_[a-z_]*' "$HERE/upgrade.sh" | sort -u | wc -l)  # upgrade.sh
 CRASH_CHECKS=$((2 + $(grep -c "^SELECT 'crash_" "$HERE/crash_checks.sql")))  # crash.sh
 echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + TTL_CHECKS + DUMP_CHECKS + UPGRADE_CHECKS + CRASH_CHECKS))"
@@ -37,6 +37,9 @@ PSQL=("$BIN/psql" -X -q -h "$WORK" -U postgres -v ON_ERROR_STOP=1 -d tscoll_it)
 CREATE EXTENSION tscoll;
 ALTER DATABASE tscoll_it SET tscoll.bucket_max_count = 100;
 SELECT tscoll.create_collection('c', 't', 'm') \\g /dev/null
+-- rollups kept while the writers run, refreshed by a loop of their own
+SELECT tscoll.create_rollup('c_seconds', 'c', '1 second', NULL, '{"n": ["count", "sum", "min", "max"]}') \\g /dev/null
+SELECT tscoll.create_rollup('c_minutes', 'c_seconds', '1 minute', '[]', '{"n": ["count", "sum", "max"]}') \\g /dev/null
 CREATE TABLE expected (t timestamptz, m jsonb, n bigint);
 CREATE SEQUENCE measurement_number;
 SQL
@@ -49,6 +52,12 @@ done
     -f "$HERE/insert.pgbench" tscoll_it >"$WORK/pgbench.log" 2>&1 &
 PGBENCH=$!
 sleep 1
+# Refreshes race the writers until they are done.
+( while kill -0 "$PGBENCH" 2>/dev/null; do
+      "${PSQL[@]}" -c "SELECT tscoll.refresh_rollups()" >/dev/null || exit 1
+      sleep 0.2
+  done ) >"$WORK/refresh.log" 2>&1 &
+REFRESHES=$!
 COPIES=()
 for k in 1 2; do
     "${PSQL[@]}" -c "\\copy c (t, m, doc) FROM '$WORK/copy_$k.txt'" >"$WORK/copy_$k.log" 2>&1 &
@@ -56,11 +65,11 @@ for k in 1 2; do
 done
 copies_ok=t
 for pid in "${COPIES[@]}"; do wait "$pid" || copies_ok=f; done
-if wait "$PGBENCH" && [ $copies_ok = t ]; then
+if wait "$PGBENCH" && [ $copies_ok = t ] && wait "$REFRESHES"; then
     echo "ok pgbench_and_copies_without_errors"
 else
     echo "not ok pgbench_and_copies_without_errors"
-    tail -n 20 "$WORK/pgbench.log" "$WORK"/copy_*.log
+    tail -n 20 "$WORK/pgbench.log" "$WORK"/copy_*.log "$WORK/refresh.log"
 fi
 for k in 1 2; do
     "${PSQL[@]}" -c "CREATE TEMP TABLE copied (t timestamptz, m jsonb, doc jsonb)" \

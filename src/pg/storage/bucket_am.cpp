@@ -133,7 +133,9 @@ void check_row(Relation table, TupleTableSlot *slot) {
 }
 
 // The rollups of the collection are noted of a row's times
-// (write/rollup_notes.hpp).
+// (write/rollup_notes.hpp) when an UPDATE or DELETE changes it. Rows
+// inserted directly are not noted: a restore inserts them, and the
+// rollups' tables it restores already hold them.
 void note_for_rollups(Relation table, TupleTableSlot *slot) {
     tscoll::pg::guarded([&] {
         if (!tscoll::pg::tracks_bucket_rows(RelationGetRelid(table)))
@@ -175,14 +177,12 @@ void tuple_insert(Relation table, TupleTableSlot *slot, CommandId cid, int optio
                   BulkInsertStateData *bistate) {
     check_row(table, slot);
     heap()->tuple_insert(table, slot, cid, options, bistate);
-    note_for_rollups(table, slot);
 }
 
 void tuple_insert_speculative(Relation table, TupleTableSlot *slot, CommandId cid, int options,
                               BulkInsertStateData *bistate, uint32 token) {
     check_row(table, slot);
     heap()->tuple_insert_speculative(table, slot, cid, options, bistate, token);
-    note_for_rollups(table, slot);
 }
 
 void multi_insert(Relation table, TupleTableSlot **slots, int nslots, CommandId cid, int options,
@@ -190,8 +190,6 @@ void multi_insert(Relation table, TupleTableSlot **slots, int nslots, CommandId 
     for (int i = 0; i < nslots; i++)
         check_row(table, slots[i]);
     heap()->multi_insert(table, slots, nslots, cid, options, bistate);
-    for (int i = 0; i < nslots; i++)
-        note_for_rollups(table, slots[i]);
 }
 
 // control.count of a bucket row (0 when absent: a row written before

@@ -25,11 +25,11 @@ void note_rollup_changes(Oid view, const std::vector<TimestampTz> &lo,
 // The same for the measurements' times of one write.
 void note_rollup_times(Oid view, std::vector<TimestampTz> times);
 
-// The access method's part: whether a change to a row of `bucket_table` is
-// to be noted (not for tscoll's own writers, which note what they insert
-// by the measurements' times, nor for TTL expiry, which rollups outlive,
-// nor without rollups), and the changed row's times, noted when the
-// statement finishes (flush_rollup_notes, from ExecutorFinish and
+// The access method's part: whether an UPDATE or DELETE of a row of
+// `bucket_table` is to be noted (not for tscoll's own writers, which note
+// what they insert by the measurements' times, nor for TTL expiry, which
+// rollups outlive, nor without rollups), and the changed row's times,
+// noted when the statement finishes (flush_rollup_notes, from ExecutorFinish and
 // ProcessUtility, and before a commit or PREPARE).
 bool tracks_bucket_rows(Oid bucket_table);
 void note_bucket_row(Oid bucket_table, TimestampTz lo, TimestampTz hi);
