@@ -149,6 +149,30 @@ SELECT temp_max FROM per_month;
 SELECT * FROM changes;
 SELECT * FROM check_rollups();
 
+-- A change inside a subtransaction that rolls back keeps the notes of the
+-- statement around it.
+CREATE FUNCTION delete_and_fail(day timestamptz) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        DELETE FROM readings WHERE ts >= day AND ts < day + interval '1 hour';
+        RAISE EXCEPTION 'undo';
+    EXCEPTION WHEN raise_exception THEN
+        NULL;
+    END;
+    RETURN true;
+END $$;
+DELETE FROM "system.buckets.readings" WHERE min_time < '2024-02-01 12:00+00'
+                                         AND delete_and_fail('2024-02-06 00:00+00');
+SELECT * FROM check_rollups();
+SELECT tscoll.refresh_rollups() > 0 AS refreshed;
+SELECT * FROM check_rollups();
+
+-- A note that is not a bucket's start changes nothing.
+INSERT INTO tscoll.rollup_changes VALUES ('"system.rollups.per_hour"', '2024-02-02 00:30+00');
+SELECT * FROM check_rollups();
+SELECT tscoll.refresh_rollups() > 0 AS refreshed;
+SELECT * FROM check_rollups();
+
 -- Errors (22023 for the arguments, 42P07 for a name in use).
 SELECT try($$SELECT tscoll.create_rollup('x', 'pg_class', '1 hour', '[]', '{"v": ["sum"]}')$$);
 SELECT try($$SELECT tscoll.create_rollup('x', 'readings', 'fortnight', '[]', '{"temp": ["sum"]}')$$);
@@ -192,8 +216,33 @@ SELECT try('SELECT count(*) FROM "system.rollups.per_day"');
 SELECT count(*) AS listed FROM tscoll.list_rollups();
 SELECT try($$SELECT tscoll.create_rollup('mine', 'readings', 'day', '[]', '{"temp": ["max"]}')$$);
 SELECT try($$SELECT tscoll.drop_rollup('per_month')$$);
+-- the catalog takes rows only for a collection of one's own, with objects
+-- of its owner: nobody makes the TTL pass act on their tables
+RESET ROLE;
+CREATE TABLE mine (t timestamptz);
+ALTER TABLE mine OWNER TO rollup_stranger;
+SET ROLE rollup_stranger;
+SELECT try($$INSERT INTO tscoll.rollups VALUES ('mine', 'mine', 'mine', 'readings', 'readings',
+                                                '1 hour', NULL, 3600, NULL, '{}', '{"expireAfterSeconds": 0}')$$);
+SELECT try($$INSERT INTO tscoll.rollup_changes VALUES ('"system.rollups.per_hour"', '2024-02-02 00:00+00')$$);
+DROP TABLE mine;
 RESET ROLE;
 REVOKE SELECT ON readings FROM rollup_reader;
+
+-- A rollup of the whole meta value on one of the whole meta value; TRUNCATE
+-- of the bucket table is noted like a DELETE.
+SELECT tscoll.create_collection('small', 't', 'm');
+INSERT INTO small (t, m, doc) SELECT timestamptz '2024-01-01 00:00+00' + i * interval '1 minute',
+                                     jsonb_build_object('k', i % 2), jsonb_build_object('v', i)
+                                FROM generate_series(0, 299) i;
+SELECT tscoll.create_rollup('small_hourly', 'small', '1 hour', NULL, '{"v": ["sum"]}');
+SELECT tscoll.create_rollup('small_daily', 'small_hourly', 'day', NULL, '{"v": ["sum"]}');
+SELECT * FROM small_daily ORDER BY m::text;
+TRUNCATE "system.buckets.small";
+SELECT count(*) AS rows_after_truncate FROM small_daily;
+SELECT tscoll.refresh_rollups() >= 0 AS refreshed;
+SELECT count(*) AS rows_after_truncate FROM small_daily;
+SELECT tscoll.drop_collection('small');
 
 -- Calendar weeks start on Monday, in UTC.
 SELECT tscoll.create_rollup('per_week', 'per_day', 'week', '["location"]', '{"temp": ["count"]}');

@@ -1263,7 +1263,9 @@ BEGIN
         RETURN 0;
     END IF;
     -- Rollups store what they will keep before it expires here.
-    PERFORM tscoll._maintain_rollups(c.view, now);
+    IF NOT tscoll._maintain_rollups(c.view, now) THEN
+        RETURN 0;
+    END IF;
     IF c.expire_after_seconds IS NOT NULL THEN
         total := total + tscoll._expire(c, now, c.expire_after_seconds, NULL, batch_size);
     END IF;
@@ -1346,12 +1348,13 @@ $$;
 CREATE EVENT TRIGGER tscoll_sql_drop ON sql_drop EXECUTE FUNCTION tscoll._on_sql_drop();
 
 -- Renaming or moving the view renames or moves the bucket table with it;
--- changing the view's owner changes the bucket table's. Anything that would
+-- changing the view's owner changes the bucket table's and its rollups'. Anything that would
 -- make the two disagree otherwise is refused.
 CREATE FUNCTION tscoll._sync_with_view(c tscoll.collections) RETURNS void
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
+    r record;  -- of tscoll.rollups
     v record;
     b record;
     expected text;
@@ -1375,6 +1378,17 @@ BEGIN
         EXECUTE format('ALTER TABLE %s OWNER TO %I', c.bucket_table,
                        (SELECT rolname FROM pg_roles WHERE oid = v.relowner));
     END IF;
+    -- and its rollups
+    FOR r IN SELECT * FROM tscoll.rollups x
+              WHERE x.collection = c.view
+                AND EXISTS (SELECT FROM pg_class WHERE oid = x.storage AND relowner <> v.relowner) LOOP
+        EXECUTE format('ALTER TABLE %s OWNER TO %I', r.storage,
+                       (SELECT rolname FROM pg_roles WHERE oid = v.relowner));
+        EXECUTE format('ALTER VIEW %s OWNER TO %I', r.state,
+                       (SELECT rolname FROM pg_roles WHERE oid = v.relowner));
+        EXECUTE format('ALTER VIEW %s OWNER TO %I', r.rollup,
+                       (SELECT rolname FROM pg_roles WHERE oid = v.relowner));
+    END LOOP;
 END
 $$;
 
@@ -1467,6 +1481,7 @@ CREATE EVENT TRIGGER tscoll_ddl_command_end ON ddl_command_end
 
 
 
+
 ------------------------------------------------------------------------------
 -- Rollups (doc/REFERENCE.md §2.8): aggregates of a collection per time
 -- bucket and group. A rollup's table holds the aggregates' states of its
@@ -1487,7 +1502,7 @@ CREATE TABLE tscoll.rollups (
     collection regclass NOT NULL,      -- the collection the data comes from
     every text NOT NULL,               -- as given
     unit text CHECK (unit IN ('week', 'month', 'year')),  -- a calendar bucket in UTC, or
-    seconds float8 CHECK (seconds > 0),                   -- a stride from the epoch
+    seconds float8 CHECK (seconds >= 0.001),              -- a stride from the epoch
     group_by jsonb,                    -- paths in the meta field; NULL: the whole meta
     aggregates jsonb NOT NULL,         -- {"<field>": ["count", "sum", ...]}
     options jsonb NOT NULL DEFAULT '{}',
@@ -1495,15 +1510,31 @@ CREATE TABLE tscoll.rollups (
 );
 COMMENT ON TABLE tscoll.rollups IS 'tscoll rollups, one row each';
 SELECT pg_catalog.pg_extension_config_dump('tscoll.rollups', '');
-GRANT SELECT, INSERT, UPDATE, DELETE ON tscoll.rollups TO PUBLIC;
+-- A row the TTL pass acts on as the collection's owner: written only by
+-- that owner, for a collection, with objects of that owner, from the
+-- collection or one of its rollups.
+CREATE FUNCTION tscoll._rollup_row_valid(r tscoll.rollups) RETURNS boolean
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT coalesce(tscoll._owns(r.collection), false)
+   AND EXISTS (SELECT FROM tscoll.collections c WHERE c.view = r.collection)
+   AND (SELECT count(DISTINCT relowner) = 1 AND count(*) = 4 FROM pg_class
+         WHERE oid IN (r.collection, r.rollup, r.state, r.storage))
+   AND (r.source = r.collection
+        OR EXISTS (SELECT FROM tscoll.rollups s
+                    WHERE s.rollup = r.source AND s.collection = r.collection))
+$$;
+GRANT SELECT, INSERT, DELETE ON tscoll.rollups TO PUBLIC;
 ALTER TABLE tscoll.rollups ENABLE ROW LEVEL SECURITY;
 CREATE POLICY read ON tscoll.rollups FOR SELECT USING (true);
-CREATE POLICY write ON tscoll.rollups FOR ALL
-    USING (coalesce(tscoll._owns(storage), true)) WITH CHECK (tscoll._owns(storage));
+CREATE POLICY register ON tscoll.rollups FOR INSERT WITH CHECK (tscoll._rollup_row_valid(rollups));
+CREATE POLICY unregister ON tscoll.rollups FOR DELETE
+    USING (coalesce(tscoll._owns(storage), true));
 
--- Buckets of rollups written since they were stored. Any writer of the
--- collection notes them (a note costs a recomputation at worst); only the
--- rollup's owner clears them.
+-- Buckets of rollups written since they were stored. Whoever may write to
+-- the collection notes them (a note costs a recomputation at worst; one
+-- that is not a bucket's start is ignored); only the rollup's owner clears
+-- them.
 CREATE TABLE tscoll.rollup_changes (
     rollup regclass NOT NULL,  -- the rollup's storage table
     bucket timestamptz NOT NULL
@@ -1514,7 +1545,13 @@ SELECT pg_catalog.pg_extension_config_dump('tscoll.rollup_changes', '');
 GRANT SELECT, INSERT, DELETE ON tscoll.rollup_changes TO PUBLIC;
 ALTER TABLE tscoll.rollup_changes ENABLE ROW LEVEL SECURITY;
 CREATE POLICY read ON tscoll.rollup_changes FOR SELECT USING (true);
-CREATE POLICY note ON tscoll.rollup_changes FOR INSERT WITH CHECK (true);
+CREATE FUNCTION tscoll._rollup_writer(storage regclass) RETURNS boolean
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT coalesce(bool_or(has_table_privilege(r.collection, 'INSERT, UPDATE, DELETE')), false)
+  FROM tscoll.rollups r WHERE r.storage = _rollup_writer.storage
+$$;
+CREATE POLICY note ON tscoll.rollup_changes FOR INSERT WITH CHECK (tscoll._rollup_writer(rollup));
 CREATE POLICY clear ON tscoll.rollup_changes FOR DELETE
     USING (coalesce(tscoll._owns(rollup), true));
 
@@ -1710,8 +1747,8 @@ BEGIN
                WHEN NOT from_rollup AND g.path IS NULL THEN format('x.%I', c.meta_field)
                WHEN NOT from_rollup OR s.group_by IS NULL
                    THEN format('x.%I', c.meta_field)
-                        || (SELECT string_agg(format(' -> %L', k), '' ORDER BY n)
-                              FROM unnest(g.path) WITH ORDINALITY p(k, n))
+                        || coalesce((SELECT string_agg(format(' -> %L', k), '' ORDER BY n)
+                                       FROM unnest(g.path) WITH ORDINALITY p(k, n)), '')
                ELSE format('x.%I', g.name) END || format(' AS %I', g.name), '' ORDER BY g.ord)
       INTO groups FROM tscoll._rollup_groups(r) g;
     SELECT string_agg(', ' || CASE
@@ -1757,19 +1794,23 @@ $$;
 -- the reader's snapshot, with the reader's rights (the state view checked
 -- them).
 CREATE FUNCTION tscoll._rollup_live(storage regclass) RETURNS SETOF record
-    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET DateStyle = 'ISO, MDY' SET TimeZone = 'UTC'
+    SET IntervalStyle = 'postgres' SET extra_float_digits = 3 AS
 $$
 DECLARE
     r tscoll.rollups;
     changed timestamptz[];
 BEGIN
-    SELECT array_agg(DISTINCT c.bucket ORDER BY c.bucket) INTO changed
-      FROM tscoll.rollup_changes c WHERE c.rollup = _rollup_live.storage;
-    IF changed IS NULL THEN
+    IF NOT EXISTS (SELECT FROM tscoll.rollup_changes c WHERE c.rollup = _rollup_live.storage) THEN
         RETURN;
     END IF;
     SELECT * INTO r FROM tscoll.rollups x WHERE x.storage = _rollup_live.storage;
-    RETURN QUERY EXECUTE tscoll._rollup_compute_sql(r, changed);
+    SELECT array_agg(DISTINCT c.bucket ORDER BY c.bucket) INTO changed
+      FROM tscoll.rollup_changes c
+     WHERE c.rollup = r.storage AND c.bucket = tscoll._rollup_bucket(r.unit, r.seconds, c.bucket);
+    IF changed IS NOT NULL THEN
+        RETURN QUERY EXECUTE tscoll._rollup_compute_sql(r, changed);
+    END IF;
 END
 $$;
 
@@ -1845,13 +1886,18 @@ CREATE FUNCTION tscoll._rollups_changed(collection regclass) RETURNS void
     AS 'MODULE_PATHNAME', 'tscoll_rollups_changed' LANGUAGE C STRICT;
 
 -- Stores a rollup's noted buckets again and clears their notes (all its
--- buckets, into its empty table, when `everything`); returns how many rows it computed. Writers
--- hold their lock on the rollup's table from before they look for a note
--- until they commit: once the refresh has it in SHARE mode, every writer
--- that relied on a note has committed, and this transaction's next
--- snapshot sees what it wrote. So a refresh needs READ COMMITTED.
-CREATE FUNCTION tscoll._refresh_rollup(storage regclass, everything boolean DEFAULT false)
-    RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+-- buckets, into its empty table, when `everything`); returns how many rows
+-- it computed, or NULL when it did not wait for writers and some held it
+-- up. Writers hold their lock on the rollup's table from before they write
+-- or look for a note until they commit: once the refresh has it in SHARE
+-- mode, every writer that relied on a note has committed, and this
+-- transaction's next snapshot sees what it wrote. So a refresh needs READ
+-- COMMITTED.
+CREATE FUNCTION tscoll._refresh_rollup(storage regclass, everything boolean DEFAULT false,
+                                       wait boolean DEFAULT true)
+    RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET DateStyle = 'ISO, MDY' SET TimeZone = 'UTC' SET IntervalStyle = 'postgres'
+    SET extra_float_digits = 3 AS
 $$
 DECLARE
     r tscoll.rollups;
@@ -1868,11 +1914,16 @@ BEGIN
                                        WHERE x.rollup = _refresh_rollup.storage) THEN
         RETURN 0;
     END IF;
-    EXECUTE format('LOCK TABLE %s IN SHARE MODE', storage);
+    BEGIN
+        EXECUTE format('LOCK TABLE %s IN SHARE MODE %s', storage, CASE WHEN wait THEN '' ELSE 'NOWAIT' END);
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN NULL;
+    END;
     SELECT * INTO r FROM tscoll.rollups x WHERE x.storage = _refresh_rollup.storage;
     SELECT * INTO c FROM tscoll.collections WHERE view = r.collection;
     WITH cleared AS (DELETE FROM tscoll.rollup_changes x WHERE x.rollup = r.storage RETURNING bucket)
-    SELECT array_agg(DISTINCT bucket ORDER BY bucket) INTO changed FROM cleared;
+    SELECT array_agg(DISTINCT bucket ORDER BY bucket) INTO changed FROM cleared
+     WHERE bucket = tscoll._rollup_bucket(r.unit, r.seconds, bucket);
     IF everything THEN  -- a new rollup: its table is empty
         changed := NULL;
     ELSIF changed IS NULL THEN
@@ -1888,7 +1939,8 @@ $$;
 
 -- Removes a rollup's buckets that ended expireAfterSeconds before `now`.
 CREATE FUNCTION tscoll._expire_rollup(r tscoll.rollups, now timestamptz) RETURNS bigint
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET DateStyle = 'ISO, MDY' SET TimeZone = 'UTC'
+    SET IntervalStyle = 'postgres' SET extra_float_digits = 3 AS
 $$
 DECLARE
     c tscoll.collections;
@@ -1910,21 +1962,28 @@ BEGIN
 END
 $$;
 
--- A collection's rollups, refreshed, then expired (the TTL monitor's pass,
--- as the collection's owner): sources before the rollups built on them.
-CREATE FUNCTION tscoll._maintain_rollups(collection regclass, now timestamptz) RETURNS void
+-- A collection's rollups refreshed, then expired (the TTL pass, as the
+-- collection's owner): sources before the rollups built on them. True when
+-- every one was refreshed: a refresh waits for no writer here (it would
+-- hold the collection's writers behind the waiting lock), and the
+-- collection does not expire until its rollups have stored what expires.
+CREATE FUNCTION tscoll._maintain_rollups(collection regclass, now timestamptz) RETURNS boolean
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
     r tscoll.rollups;
+    refreshed boolean := true;
 BEGIN
-    FOR r IN SELECT * FROM tscoll.rollups x WHERE x.collection = _maintain_rollups.collection
+    FOR r IN SELECT * FROM tscoll.rollups x
+              WHERE x.collection = _maintain_rollups.collection AND tscoll._rollup_row_valid(x)
               ORDER BY x.storage::oid LOOP
-        IF current_setting('transaction_isolation') = 'read committed' THEN
-            PERFORM tscoll._refresh_rollup(r.storage);
+        IF current_setting('transaction_isolation') <> 'read committed'
+           OR tscoll._refresh_rollup(r.storage, false, false) IS NULL THEN
+            refreshed := false;
         END IF;
         PERFORM tscoll._expire_rollup(r, now);
     END LOOP;
+    RETURN refreshed;
 END
 $$;
 

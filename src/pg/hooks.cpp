@@ -26,6 +26,7 @@ extern "C" {
 #include "parser/analyze.h"
 #include "storage/ipc.h"
 #include "tcop/utility.h"
+#include "catalog/namespace.h"
 
 PG_MODULE_MAGIC;
 void _PG_init(void);
@@ -155,11 +156,24 @@ void on_executor_end(QueryDesc *query) {
         standard_ExecutorEnd(query);
 }
 
+// A TRUNCATE of bucket tables is noted for their rollups, as a DELETE is.
+void note_truncated_bucket_tables(Node *statement) {
+    ListCell *cell;
+    foreach (cell, castNode(TruncateStmt, statement)->relations) {
+        Oid relid = tscoll::pg::pg_call(
+            [&] { return RangeVarGetRelid(lfirst_node(RangeVar, cell), NoLock, true); });
+        if (OidIsValid(relid))
+            tscoll::pg::note_truncation(relid);
+    }
+}
+
 void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                         ProcessUtilityContext context, ParamListInfo params,
                         QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *qc) {
     if (tscoll::pg::copy_into_collection(pstmt, query_string, qc))
         return;
+    if (IsA(pstmt->utilityStmt, TruncateStmt))
+        tscoll::pg::guarded([&] { note_truncated_bucket_tables(pstmt->utilityStmt); });
     if (PlannedStmt *copy_query = tscoll::pg::copy_to_as_query(pstmt)) {
         pstmt = copy_query;
         read_only_tree = false;

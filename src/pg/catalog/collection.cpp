@@ -9,6 +9,8 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/array.h"
+#include "utils/snapmgr.h"
 }
 
 #include <unordered_map>
@@ -76,14 +78,25 @@ std::optional<CollectionInfo> read_collection_row(const char *key, Oid relid) {
         "                WHERE i.indrelid = r.oid AND i.indisvalid AND i.indpred IS NULL "
         "                  AND (i.indkey[0] = 5 OR (c.meta_field IS NOT NULL "
         "                       AND i.indkey[0] = 2 AND i.indkey[1] = 5))), "
-        "       " + std::string(rollups_exist ? "EXISTS (SELECT FROM tscoll.rollups x WHERE x.collection = c.view)" : "false") + " "
+        "       " +
+        std::string(rollups_exist ? "ARRAY(SELECT x.storage::oid FROM tscoll.rollups x "
+                                    "       WHERE x.collection = c.view ORDER BY 1)"
+                                  : "'{}'::pg_catalog.oid[]") +
         "  FROM tscoll.collections c JOIN pg_catalog.pg_class r ON r.oid = c.bucket_table "
         " WHERE c." +
         std::string(key) + " = $1";
     Oid types[] = {OIDOID};
     Datum values[] = {ObjectIdGetDatum(relid)};
+    // The latest snapshot: a descriptor outlives the transaction that reads
+    // it, and one read with a snapshot older than the lock its reader waited
+    // for (a REPEATABLE READ transaction's, a statement's taken before
+    // create_rollup committed) would miss rollups for good.
     uint64 rows = pg_call([&] {
-        int rc = SPI_execute_with_args(query.c_str(), 1, types, values, nullptr, true, 1);
+        SPIPlanPtr plan = SPI_prepare(query.c_str(), 1, types);
+        if (plan == nullptr)
+            elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+        int rc = SPI_execute_snapshot(plan, values, nullptr, GetLatestSnapshot(), InvalidSnapshot,
+                                      true, false, 1);
         if (rc != SPI_OK_SELECT)
             elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
         return SPI_processed;
@@ -104,7 +117,14 @@ std::optional<CollectionInfo> read_collection_row(const char *key, Oid relid) {
     info.rounding_seconds = int_column(row, desc, 7);
     bool isnull = false;
     info.reopen_index = DatumGetBool(SPI_getbinval(row, desc, 8, &isnull));
-    info.has_rollups = DatumGetBool(SPI_getbinval(row, desc, 9, &isnull));
+    Datum *storages = nullptr;
+    int count = 0;
+    pg_call([&] {
+        deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(row, desc, 9, &isnull)), OIDOID,
+                          sizeof(Oid), true, TYPALIGN_INT, &storages, nullptr, &count);
+    });
+    for (int i = 0; i < count; i++)
+        info.rollup_storages.push_back(DatumGetObjectId(storages[i]));
     pg_call([] { SPI_finish(); });
     return info;
 }

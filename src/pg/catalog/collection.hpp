@@ -13,6 +13,7 @@ extern "C" {
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tscoll::pg {
 
@@ -27,7 +28,9 @@ struct CollectionInfo {
     int64_t max_span_seconds = 0;
     int64_t rounding_seconds = 0;
     bool reopen_index = false;  // an index leads with (meta, min_time) or min_time
-    bool has_rollups = false;   // rollups are built on it
+    // The tables of its rollups' stored states, by oid: writers lock them
+    // (write/rollup_notes.hpp).
+    std::vector<Oid> rollup_storages;
     // Attribute numbers in the view (meta 0 when none) and in the bucket
     // table; a change of either relation drops the descriptor.
     AttrNumber view_time_column = 0, view_meta_column = 0, view_doc_column = 0;

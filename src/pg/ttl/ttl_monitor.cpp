@@ -171,10 +171,13 @@ int64 run_bigint(const char *query, int nargs, Oid *types, Datum *values, const 
     return result;
 }
 
-// The same, in a transaction of its own.
+// The same, in a transaction of its own, READ COMMITTED whatever the
+// database's default: a rollup's refresh must see the writers it waited
+// for (tscoll._refresh_rollup).
 int64 run_in_transaction(const char *query, int nargs, Oid *types, Datum *values) {
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
+    XactIsoLevel = XACT_READ_COMMITTED;
     PushActiveSnapshot(GetTransactionSnapshot());
     int64 result = run_bigint(query, nargs, types, values, nullptr);
     PopActiveSnapshot();

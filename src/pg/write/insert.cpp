@@ -565,7 +565,7 @@ void BucketWriter::write(TouchedBucket &t) {
 
 void PendingInsert::flush(bool end) {
     std::vector<TimestampTz> times;
-    if (info.has_rollups)
+    if (lock_rollups_for_write(info))
         for (const SeriesBatch &s : series)
             for (const Measurement &m : s.measurements)
                 times.push_back(to_timestamptz(m.time));

@@ -1,12 +1,10 @@
 // Noting the rollup buckets a write changes (rollup_notes.hpp).
 extern "C" {
 #include "postgres.h"
-#include "catalog/pg_type_d.h"
 #include "access/xact.h"
+#include "catalog/pg_type_d.h"
 #include "executor/spi.h"
-#include "miscadmin.h"
 #include "storage/lmgr.h"
-#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -17,8 +15,8 @@ extern "C" {
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string>
 
-#include "core/error.hpp"
 #include "pg/catalog/collection.hpp"
 #include "pg/guard.hpp"
 #include "pg/search_path.hpp"
@@ -33,16 +31,18 @@ namespace {
 constexpr const char *kStorages =
     "SELECT storage::oid FROM tscoll.rollups WHERE collection = $1 ORDER BY 1";
 
-// A bucket is noted once: a refresh cannot clear a note while a writer
-// that relied on it holds its lock.
+// A bucket already noted is noted again only when $4 says so: a writer
+// whose reads use a snapshot older than the note (REPEATABLE READ) would
+// not see its own writes in the rollup through it. Otherwise the note is
+// shared: a refresh cannot clear it while this writer holds its lock.
 constexpr const char *kNote =
     "INSERT INTO tscoll.rollup_changes (rollup, bucket) "
     "SELECT DISTINCT r.storage, b.bucket "
     "  FROM tscoll.rollups r, unnest($2::timestamptz[], $3::timestamptz[]) t(lo, hi), "
     "       tscoll._rollup_buckets_between(r.unit, r.seconds, t.lo, t.hi) b(bucket) "
     " WHERE r.collection = $1 "
-    "   AND NOT EXISTS (SELECT FROM tscoll.rollup_changes c "
-    "                    WHERE c.rollup = r.storage AND c.bucket = b.bucket)";
+    "   AND ($4 OR NOT EXISTS (SELECT FROM tscoll.rollup_changes c "
+    "                           WHERE c.rollup = r.storage AND c.bucket = b.bucket))";
 
 // Kept for the session, like the insert path's other plans.
 SPIPlanPtr kept_plan(SPIPlanPtr &plan, const char *query, int nargs, Oid *types) {
@@ -55,17 +55,9 @@ SPIPlanPtr kept_plan(SPIPlanPtr &plan, const char *query, int nargs, Oid *types)
     return plan;
 }
 
-Datum timestamptz_array(const std::vector<TimestampTz> &times) {
-    std::vector<Datum> elements(times.size());
-    std::transform(times.begin(), times.end(), elements.begin(),
-                   [](TimestampTz t) { return TimestampTzGetDatum(t); });
-    return PointerGetDatum(construct_array(elements.data(), static_cast<int>(elements.size()),
-                                           TIMESTAMPTZOID, sizeof(TimestampTz), FLOAT8PASSBYVAL,
-                                           TYPALIGN_DOUBLE));
-}
-
-// No C++ object lives here: PostgreSQL errors pass through.
-void note_with_spi(Oid view, const std::vector<TimestampTz> &lo, const std::vector<TimestampTz> &hi) {
+// No C++ object lives here: PostgreSQL errors pass through. `lo` and `hi`
+// are timestamptz arrays.
+void note_with_spi(Oid view, Datum lo, Datum hi) {
     static SPIPlanPtr storages = nullptr, note = nullptr;
     Oid storage_types[] = {OIDOID};
     Datum storage_values[] = {ObjectIdGetDatum(view)};
@@ -80,9 +72,10 @@ void note_with_spi(Oid view, const std::vector<TimestampTz> &lo, const std::vect
         Datum storage = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
         LockRelationOid(DatumGetObjectId(storage), RowExclusiveLock);
     }
-    Oid note_types[] = {OIDOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID};
-    Datum note_values[] = {ObjectIdGetDatum(view), timestamptz_array(lo), timestamptz_array(hi)};
-    rc = SPI_execute_snapshot(kept_plan(note, kNote, 3, note_types), note_values, nullptr,
+    Oid note_types[] = {OIDOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID, BOOLOID};
+    Datum note_values[] = {ObjectIdGetDatum(view), lo, hi,
+                           BoolGetDatum(IsolationUsesXactSnapshot())};
+    rc = SPI_execute_snapshot(kept_plan(note, kNote, 4, note_types), note_values, nullptr,
                               GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
     if (rc != SPI_OK_INSERT)
         elog(ERROR, "noting rollup changes failed: %s", SPI_result_code_string(rc));
@@ -94,13 +87,40 @@ void note_rollup_changes(Oid view, const std::vector<TimestampTz> &lo,
                          const std::vector<TimestampTz> &hi) {
     if (lo.empty())
         return;
+    std::vector<Datum> lo_datums(lo.size()), hi_datums(hi.size());
+    std::transform(lo.begin(), lo.end(), lo_datums.begin(),
+                   [](TimestampTz t) { return TimestampTzGetDatum(t); });
+    std::transform(hi.begin(), hi.end(), hi_datums.begin(),
+                   [](TimestampTz t) { return TimestampTzGetDatum(t); });
     CatalogSearchPath pinned;
     pg_call([&] {
+        auto array = [](std::vector<Datum> &datums) {
+            return PointerGetDatum(construct_array(datums.data(), static_cast<int>(datums.size()),
+                                                   TIMESTAMPTZOID, sizeof(TimestampTz),
+                                                   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+        };
         if (SPI_connect() != SPI_OK_CONNECT)
             elog(ERROR, "SPI_connect failed");
-        note_with_spi(view, lo, hi);
+        note_with_spi(view, array(lo_datums), array(hi_datums));
         SPI_finish();
     });
+}
+
+void note_rollup_times(Oid view, std::vector<TimestampTz> times) {
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    note_rollup_changes(view, times, times);
+}
+
+bool lock_rollups_for_write(CollectionInfo &info) {
+    // A create_rollup committed before this lock is seen by the descriptor
+    // read after it; one that starts later waits for this transaction.
+    pg_call([&] { LockRelationOid(info.bucket_table, RowExclusiveLock); });
+    if (std::optional<CollectionInfo> current = find_collection(info.view))
+        info.rollup_storages = current->rollup_storages;
+    for (Oid storage : info.rollup_storages)
+        pg_call([&] { LockRelationOid(storage, RowExclusiveLock); });
+    return !info.rollup_storages.empty();
 }
 
 namespace {
@@ -111,7 +131,7 @@ struct PendingNotes {
 };
 std::map<Oid, PendingNotes> pending_notes;
 
-void discard_notes(XactEvent event, void *) {
+void note_pending(XactEvent event, void *) {
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
         pending_notes.clear();
     else if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE)
@@ -120,23 +140,55 @@ void discard_notes(XactEvent event, void *) {
 
 }  // namespace
 
+bool tracks_bucket_rows(Oid bucket_table) {
+    if (TrustedBucketWrites::active() || expiring_buckets())
+        return false;
+    std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
+    return info && !info->rollup_storages.empty();
+}
+
 void note_bucket_row(Oid bucket_table, TimestampTz lo, TimestampTz hi) {
     std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
     if (!info)
         return;
+    // Before the row changes: the lock order of every writer.
+    for (Oid storage : info->rollup_storages)
+        pg_call([&] { LockRelationOid(storage, RowExclusiveLock); });
     PendingNotes &notes = pending_notes[info->view];
     notes.lo.push_back(lo);
     notes.hi.push_back(hi);
 }
 
-bool tracks_bucket_rows(Oid bucket_table) {
-    if (TrustedBucketWrites::active() || expiring_buckets())
-        return false;
+void note_truncation(Oid bucket_table) {
+    if (!tracks_bucket_rows(bucket_table))
+        return;
     std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
-    return info && info->has_rollups;
+    std::string query = "SELECT min_time, max_time FROM " + info->bucket_name;
+    std::vector<TimestampTz> lo, hi;
+    {
+        CatalogSearchPath pinned;
+        pg_call([&] {
+            if (SPI_connect() != SPI_OK_CONNECT)
+                elog(ERROR, "SPI_connect failed");
+            if (SPI_execute(query.c_str(), true, 0) != SPI_OK_SELECT)
+                elog(ERROR, "SPI_execute failed for \"%s\"", query.c_str());
+        });
+        for (uint64 i = 0; i < SPI_processed; i++) {
+            bool isnull = false;
+            HeapTuple row = SPI_tuptable->vals[i];
+            lo.push_back(DatumGetTimestampTz(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull)));
+            hi.push_back(DatumGetTimestampTz(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull)));
+        }
+        pg_call([] { SPI_finish(); });
+    }
+    note_rollup_changes(info->view, lo, hi);
 }
 
 void flush_rollup_notes() {
+    // Inside a subtransaction, notes wait for the level that owns them:
+    // flushed there, a rollback of the subtransaction would take them back.
+    if (GetCurrentTransactionNestLevel() > 1)
+        return;
     while (!pending_notes.empty()) {
         auto first = pending_notes.begin();
         Oid view = first->first;
@@ -147,13 +199,7 @@ void flush_rollup_notes() {
 }
 
 void register_rollup_note_callbacks() {
-    pg_call([] { RegisterXactCallback(discard_notes, nullptr); });
-}
-
-void note_rollup_times(Oid view, std::vector<TimestampTz> times) {
-    std::sort(times.begin(), times.end());
-    times.erase(std::unique(times.begin(), times.end()), times.end());
-    note_rollup_changes(view, times, times);
+    pg_call([] { RegisterXactCallback(note_pending, nullptr); });
 }
 
 }  // namespace tscoll::pg

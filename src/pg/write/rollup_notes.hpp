@@ -11,6 +11,8 @@ extern "C" {
 
 #include <vector>
 
+#include "pg/catalog/collection.hpp"
+
 namespace tscoll::pg {
 
 // Notes, for each rollup of the collection `view`, its buckets that hold a
@@ -25,6 +27,12 @@ void note_rollup_changes(Oid view, const std::vector<TimestampTz> &lo,
 // The same for the measurements' times of one write.
 void note_rollup_times(Oid view, std::vector<TimestampTz> times);
 
+// Before a write to the collection's buckets: takes its bucket table, then
+// its rollups' tables, in ROW EXCLUSIVE mode (the order every writer and
+// the TTL pass follow), with `info`'s rollups read again once the bucket
+// table is held. Whether the collection has rollups.
+bool lock_rollups_for_write(CollectionInfo &info);
+
 // The access method's part: whether an UPDATE or DELETE of a row of
 // `bucket_table` is to be noted (not for tscoll's own writers, which note
 // what they insert by the measurements' times, nor for TTL expiry, which
@@ -35,5 +43,7 @@ bool tracks_bucket_rows(Oid bucket_table);
 void note_bucket_row(Oid bucket_table, TimestampTz lo, TimestampTz hi);
 void flush_rollup_notes();
 void register_rollup_note_callbacks();
+// Before a TRUNCATE of a bucket table: the buckets of its rows.
+void note_truncation(Oid bucket_table);
 
 }  // namespace tscoll::pg
