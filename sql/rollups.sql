@@ -68,8 +68,8 @@ SELECT date_trunc('month', ts, 'UTC') AS ts, count(*) AS count, max(temp(doc)) A
 CREATE FUNCTION differences(rollup text, raw text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;
 BEGIN
-    EXECUTE format('SELECT count(*) FROM ((TABLE %1$s EXCEPT ALL TABLE %2$s)
-                                          UNION ALL (TABLE %2$s EXCEPT ALL TABLE %1$s)) x',
+    EXECUTE format('SELECT count(*) FROM ((SELECT * FROM %1$s EXCEPT ALL SELECT * FROM %2$s)
+                                          UNION ALL (SELECT * FROM %2$s EXCEPT ALL SELECT * FROM %1$s)) x',
                    rollup, raw) INTO n;
     RETURN n;
 END $$;
@@ -172,6 +172,30 @@ INSERT INTO tscoll.rollup_changes VALUES ('"system.rollups.per_hour"', '2024-02-
 SELECT * FROM check_rollups();
 SELECT tscoll.refresh_rollups() > 0 AS refreshed;
 SELECT * FROM check_rollups();
+
+-- TTL on the source: the rollups keep the buckets whose measurements the
+-- collection expired, and equal the measurements' aggregates wherever the
+-- collection still holds a bucket whole.
+CREATE TEMP TABLE kept AS
+SELECT (SELECT count(*) FROM per_minute WHERE ts < '2024-02-10 00:00+00') AS minutes,
+       (SELECT count(*) FROM per_hour WHERE ts < '2024-02-10 00:00+00') AS hours,
+       (SELECT count(*) FROM per_day WHERE ts < '2024-02-10 00:00+00') AS days,
+       (SELECT count FROM per_month) AS month_count;
+SELECT tscoll.coll_mod('readings', '{"expireAfterSeconds": 864000}') IS NOT NULL AS ttl_set;
+SELECT tscoll.run_ttl_pass('2024-02-20 00:00+00') > 0 AS expired;
+SELECT min(ts) >= '2024-02-09 00:00+00' AS measurements_expired FROM readings;
+SELECT (SELECT count(*) FROM per_minute WHERE ts < '2024-02-10 00:00+00') = minutes AS minutes_kept,
+       (SELECT count(*) FROM per_hour WHERE ts < '2024-02-10 00:00+00') = hours AS hours_kept,
+       (SELECT count(*) FROM per_day WHERE ts < '2024-02-10 00:00+00') = days AS days_kept,
+       (SELECT count FROM per_month) = month_count AS month_kept
+  FROM kept;
+SELECT differences('(SELECT * FROM per_minute WHERE ts >= ''2024-02-10 00:00+00'') m',
+                   '(SELECT * FROM raw_minute WHERE ts >= ''2024-02-10 00:00+00'') r') AS minute_differences,
+       differences('(SELECT * FROM per_hour WHERE ts >= ''2024-02-10 00:00+00'') h',
+                   '(SELECT * FROM raw_hour WHERE ts >= ''2024-02-10 00:00+00'') r') AS hour_differences,
+       differences('(SELECT * FROM per_day WHERE ts >= ''2024-02-10 00:00+00'') d',
+                   '(SELECT * FROM raw_day WHERE ts >= ''2024-02-10 00:00+00'') r') AS day_differences;
+SELECT tscoll.coll_mod('readings', '{"expireAfterSeconds": "off"}') IS NOT NULL AS ttl_off;
 
 -- Errors (22023 for the arguments, 42P07 for a name in use).
 SELECT try($$SELECT tscoll.create_rollup('x', 'pg_class', '1 hour', '[]', '{"v": ["sum"]}')$$);
