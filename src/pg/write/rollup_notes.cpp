@@ -44,10 +44,11 @@ constexpr const char *kNote =
     "   AND ($4 OR NOT EXISTS (SELECT FROM tscoll.rollup_changes c "
     "                           WHERE c.rollup = r.storage AND c.bucket = b.bucket))";
 
-// Kept for the session, like the insert path's other plans.
+// Kept for the session, like the insert path's other plans, and generic:
+// a custom plan for each write would cost more than the note.
 SPIPlanPtr kept_plan(SPIPlanPtr &plan, const char *query, int nargs, Oid *types) {
     if (plan == nullptr) {
-        SPIPlanPtr p = SPI_prepare(query, nargs, types);
+        SPIPlanPtr p = SPI_prepare_cursor(query, nargs, types, CURSOR_OPT_GENERIC_PLAN);
         if (p == nullptr || SPI_keepplan(p) != 0)
             elog(ERROR, "SPI_prepare failed for \"%s\"", query);
         plan = p;
