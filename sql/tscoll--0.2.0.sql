@@ -2057,7 +2057,11 @@ BEGIN
         RAISE EXCEPTION 'invalid rollup group_by: %', group_by
             USING ERRCODE = '22023', HINT = 'Give a JSON array of paths in the meta field, or NULL for the whole meta value.';
     END IF;
-    IF c.meta_field IS NULL AND (group_by IS NULL OR jsonb_array_length(group_by) > 0) THEN
+    -- without a meta field, the whole meta value is no grouping
+    IF c.meta_field IS NULL AND group_by IS NULL THEN
+        group_by := '[]';
+    END IF;
+    IF c.meta_field IS NULL AND jsonb_array_length(group_by) > 0 THEN
         RAISE EXCEPTION 'invalid rollup group_by: collection % has no meta field', c.view
             USING ERRCODE = '22023', HINT = 'Group by [] (no grouping).';
     END IF;
