@@ -1031,7 +1031,7 @@ $$;
 -- them).
 CREATE FUNCTION tscoll._rollup_live(storage regclass) RETURNS SETOF record
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET DateStyle = 'ISO, MDY' SET TimeZone = 'UTC'
-    SET IntervalStyle = 'postgres' SET extra_float_digits = 3 AS
+    SET IntervalStyle = 'postgres' SET extra_float_digits = 3 SET jit = off AS
 $$
 DECLARE
     r tscoll.rollups;
@@ -1133,7 +1133,7 @@ CREATE FUNCTION tscoll._refresh_rollup(storage regclass, everything boolean DEFA
                                        wait boolean DEFAULT true)
     RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
     SET DateStyle = 'ISO, MDY' SET TimeZone = 'UTC' SET IntervalStyle = 'postgres'
-    SET extra_float_digits = 3 AS
+    SET extra_float_digits = 3 SET jit = off AS
 $$
 DECLARE
     r tscoll.rollups;
@@ -1176,7 +1176,7 @@ $$;
 -- Removes a rollup's buckets that ended expireAfterSeconds before `now`.
 CREATE FUNCTION tscoll._expire_rollup(r tscoll.rollups, now timestamptz) RETURNS bigint
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET DateStyle = 'ISO, MDY' SET TimeZone = 'UTC'
-    SET IntervalStyle = 'postgres' SET extra_float_digits = 3 AS
+    SET IntervalStyle = 'postgres' SET extra_float_digits = 3 SET jit = off AS
 $$
 DECLARE
     c tscoll.collections;

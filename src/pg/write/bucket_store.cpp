@@ -237,12 +237,32 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
             s.stored_bytes, s.tails,         s.state.schema_fingerprint()};
 }
 
+namespace {
+
+// Whether a row version written by `xmin` is one the transaction's
+// snapshot sees. Under REPEATABLE READ and SERIALIZABLE a bucket written
+// since the snapshot is passed over like a locked one: written again by
+// this transaction, the version its snapshot still sees would stay visible
+// to it beside the new one, and its reads would count those measurements
+// twice.
+bool in_transaction_snapshot(TransactionId xmin) {
+    if (!IsolationUsesXactSnapshot() || !TransactionIdIsNormal(xmin))
+        return true;
+    return pg_call([&] {
+        return TransactionIdIsCurrentTransactionId(xmin) ||
+               !XidInMVCCSnapshot(xmin, GetTransactionSnapshot());
+    });
+}
+
+}  // namespace
+
 std::optional<StoredBucket> BucketStore::load(
     const ObjectId &id, Jsonb *meta, const std::function<catalog::OpenSummary()> &summary) {
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
     std::string query =
-        "SELECT min_time, data, coalesce(control->'closed' = 'true', false), ctid::text || xmin "
+        "SELECT min_time, data, coalesce(control->'closed' = 'true', false), ctid::text || xmin, "
+        "       xmin "
         "FROM " +
         info_.bucket_name + " WHERE _id = $1 AND " + (meta ? "meta = $2" : "meta IS NULL") +
         " FOR UPDATE SKIP LOCKED";
@@ -254,6 +274,8 @@ std::optional<StoredBucket> BucketStore::load(
     TupleDesc desc = SPI_tuptable->tupdesc;
     bool isnull = false;
     if (DatumGetBool(SPI_getbinval(row, desc, 3, &isnull)))
+        return std::nullopt;
+    if (!in_transaction_snapshot(DatumGetTransactionId(SPI_getbinval(row, desc, 5, &isnull))))
         return std::nullopt;
     UnixMicros min_time = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull)));
     Datum data = SPI_getbinval(row, desc, 2, &isnull);

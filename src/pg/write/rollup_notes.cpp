@@ -6,6 +6,7 @@ extern "C" {
 #include "executor/spi.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
@@ -57,17 +58,24 @@ SPIPlanPtr kept_plan(SPIPlanPtr &plan, const char *query, int nargs, Oid *types)
 }
 
 // No C++ object lives here: PostgreSQL errors pass through. `lo` and `hi`
-// are timestamptz arrays.
+// are timestamptz arrays. Without JIT: the generic plan's estimates (an
+// array of unknown length, a set-returning function) pass jit_above_cost,
+// and compiling it would cost more than the note, at each write.
 void note_with_spi(Oid view, Datum lo, Datum hi) {
     static SPIPlanPtr storages = nullptr, note = nullptr;
+    int guc_level = NewGUCNestLevel();
+    (void)set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                            false);
     Oid storage_types[] = {OIDOID};
     Datum storage_values[] = {ObjectIdGetDatum(view)};
     int rc = SPI_execute_snapshot(kept_plan(storages, kStorages, 1, storage_types), storage_values,
                                   nullptr, GetLatestSnapshot(), InvalidSnapshot, true, false, 0);
     if (rc != SPI_OK_SELECT)
         elog(ERROR, "reading tscoll.rollups failed: %s", SPI_result_code_string(rc));
-    if (SPI_processed == 0)
+    if (SPI_processed == 0) {
+        AtEOXact_GUC(true, guc_level);
         return;
+    }
     for (uint64 i = 0; i < SPI_processed; i++) {
         bool isnull = false;
         Datum storage = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
@@ -80,6 +88,7 @@ void note_with_spi(Oid view, Datum lo, Datum hi) {
                               GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
     if (rc != SPI_OK_INSERT)
         elog(ERROR, "noting rollup changes failed: %s", SPI_result_code_string(rc));
+    AtEOXact_GUC(true, guc_level);
 }
 
 }  // namespace
