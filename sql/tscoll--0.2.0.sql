@@ -1482,6 +1482,7 @@ CREATE EVENT TRIGGER tscoll_ddl_command_end ON ddl_command_end
 
 
 
+
 ------------------------------------------------------------------------------
 -- Rollups (doc/REFERENCE.md §2.8): aggregates of a collection per time
 -- bucket and group. A rollup's table holds the aggregates' states of its
@@ -1904,21 +1905,34 @@ DECLARE
     c tscoll.collections;
     changed timestamptz[];
     computed bigint;
+    waited text;
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'rollups are created and refreshed in READ COMMITTED transactions only'
             USING ERRCODE = '25000',
                   DETAIL = 'The refresh must see every writer it waited for.';
     END IF;
-    IF NOT everything AND NOT EXISTS (SELECT FROM tscoll.rollup_changes x
-                                       WHERE x.rollup = _refresh_rollup.storage) THEN
-        RETURN 0;
+    IF wait THEN
+        -- Nothing noted yet: writers in progress are the next refresh's.
+        IF NOT everything AND NOT EXISTS (SELECT FROM tscoll.rollup_changes x
+                                           WHERE x.rollup = _refresh_rollup.storage) THEN
+            RETURN 0;
+        END IF;
+        EXECUTE format('LOCK TABLE %s IN SHARE MODE', storage);
+    ELSE
+        -- Held to the end of the transaction, whose expiry must not miss a
+        -- writer in progress; waited for briefly, so that writers that keep
+        -- coming do not starve it, and new ones queue a moment at most.
+        waited := current_setting('lock_timeout');
+        PERFORM set_config('lock_timeout', '200ms', true);
+        BEGIN
+            EXECUTE format('LOCK TABLE %s IN SHARE MODE', storage);
+        EXCEPTION WHEN lock_not_available THEN
+            PERFORM set_config('lock_timeout', waited, true);
+            RETURN NULL;
+        END;
+        PERFORM set_config('lock_timeout', waited, true);
     END IF;
-    BEGIN
-        EXECUTE format('LOCK TABLE %s IN SHARE MODE %s', storage, CASE WHEN wait THEN '' ELSE 'NOWAIT' END);
-    EXCEPTION WHEN lock_not_available THEN
-        RETURN NULL;
-    END;
     SELECT * INTO r FROM tscoll.rollups x WHERE x.storage = _refresh_rollup.storage;
     SELECT * INTO c FROM tscoll.collections WHERE view = r.collection;
     WITH cleared AS (DELETE FROM tscoll.rollup_changes x WHERE x.rollup = r.storage RETURNING bucket)
@@ -1963,10 +1977,11 @@ END
 $$;
 
 -- A collection's rollups refreshed, then expired (the TTL pass, as the
--- collection's owner): sources before the rollups built on them. True when
--- every one was refreshed: a refresh waits for no writer here (it would
--- hold the collection's writers behind the waiting lock), and the
--- collection does not expire until its rollups have stored what expires.
+-- collection's owner; READ COMMITTED, as a refresh needs): sources before
+-- the rollups built on them. True when every one was refreshed: a refresh
+-- waits for writers briefly here (it holds the collection's writers behind
+-- the waiting lock), and the collection does not expire until its rollups
+-- have stored what expires.
 CREATE FUNCTION tscoll._maintain_rollups(collection regclass, now timestamptz) RETURNS boolean
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
 $$
@@ -1977,8 +1992,7 @@ BEGIN
     FOR r IN SELECT * FROM tscoll.rollups x
               WHERE x.collection = _maintain_rollups.collection AND tscoll._rollup_row_valid(x)
               ORDER BY x.storage::oid LOOP
-        IF current_setting('transaction_isolation') <> 'read committed'
-           OR tscoll._refresh_rollup(r.storage, false, false) IS NULL THEN
+        IF tscoll._refresh_rollup(r.storage, false, false) IS NULL THEN
             refreshed := false;
         END IF;
         PERFORM tscoll._expire_rollup(r, now);

@@ -1,6 +1,7 @@
 #include "pg/catalog/collection.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
@@ -95,8 +96,10 @@ std::optional<CollectionInfo> read_collection_row(const char *key, Oid relid) {
         SPIPlanPtr plan = SPI_prepare(query.c_str(), 1, types);
         if (plan == nullptr)
             elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-        int rc = SPI_execute_snapshot(plan, values, nullptr, GetLatestSnapshot(), InvalidSnapshot,
-                                      true, false, 1);
+        // (A parallel worker cannot take a snapshot: it reads the leader's.)
+        Snapshot snapshot = IsInParallelMode() ? GetActiveSnapshot() : GetLatestSnapshot();
+        int rc =
+            SPI_execute_snapshot(plan, values, nullptr, snapshot, InvalidSnapshot, true, false, 1);
         if (rc != SPI_OK_SELECT)
             elog(ERROR, "reading tscoll.collections failed: %s", SPI_result_code_string(rc));
         return SPI_processed;

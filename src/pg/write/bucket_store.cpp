@@ -15,6 +15,7 @@ extern "C" {
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "utils/timestamp.h"
+#include "storage/itemptr.h"
 }
 
 #include <algorithm>
@@ -237,45 +238,58 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
             s.stored_bytes, s.tails,         s.state.schema_fingerprint()};
 }
 
-namespace {
-
-// Whether a row version written by `xmin` is one the transaction's
-// snapshot sees. Under REPEATABLE READ and SERIALIZABLE a bucket written
-// since the snapshot is passed over like a locked one: written again by
-// this transaction, the version its snapshot still sees would stay visible
-// to it beside the new one, and its reads would count those measurements
-// twice.
-bool in_transaction_snapshot(TransactionId xmin) {
-    if (!IsolationUsesXactSnapshot() || !TransactionIdIsNormal(xmin))
+// Under REPEATABLE READ and SERIALIZABLE, whether the bucket row's latest
+// version is the one the transaction's snapshot sees: a bucket written
+// since is passed over, before it is locked, like a locked one. Written
+// again by this transaction, the version its snapshot sees would stay
+// visible to it beside the new one, and its reads would count those
+// measurements twice.
+bool BucketStore::in_transaction_snapshot(const ObjectId &id) {
+    if (!IsolationUsesXactSnapshot())
         return true;
+    std::string latest = "SELECT ctid, xmin FROM " + info_.bucket_name + " WHERE _id = $1";
+    Oid types[] = {objectid_type(), TIDOID};
+    Datum values[] = {objectid_datum(id), 0};
+    if (run(latest.c_str(), 1, types, values, nullptr, 1) != 1)
+        return true;  // gone: load() finds out
+    bool isnull = false;
+    ItemPointerData latest_version = *reinterpret_cast<ItemPointer>(DatumGetPointer(
+        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
+    TransactionId writer =
+        DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+    // This transaction's own version, maybe of this very statement.
+    if (pg_call([&] { return TransactionIdIsCurrentTransactionId(writer); }))
+        return true;
+    values[1] = PointerGetDatum(&latest_version);
+    std::string seen = "SELECT FROM " + info_.bucket_name + " WHERE _id = $1 AND ctid = $2";
     return pg_call([&] {
-        return TransactionIdIsCurrentTransactionId(xmin) ||
-               !XidInMVCCSnapshot(xmin, GetTransactionSnapshot());
+        // The active snapshot: the transaction's.
+        int rc = SPI_execute_with_args(seen.c_str(), 2, types, values, nullptr, true, 1);
+        if (rc != SPI_OK_SELECT)
+            elog(ERROR, "SPI_execute_with_args failed for \"%s\"", seen.c_str());
+        return SPI_processed == 1;
     });
 }
-
-}  // namespace
 
 std::optional<StoredBucket> BucketStore::load(
     const ObjectId &id, Jsonb *meta, const std::function<catalog::OpenSummary()> &summary) {
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
     std::string query =
-        "SELECT min_time, data, coalesce(control->'closed' = 'true', false), ctid::text || xmin, "
-        "       xmin "
+        "SELECT min_time, data, coalesce(control->'closed' = 'true', false), ctid::text || xmin "
         "FROM " +
         info_.bucket_name + " WHERE _id = $1 AND " + (meta ? "meta = $2" : "meta IS NULL") +
         " FOR UPDATE SKIP LOCKED";
     Oid types[] = {objectid_type(), JSONBOID};
     Datum values[] = {objectid_datum(id), PointerGetDatum(meta)};
+    if (!in_transaction_snapshot(id))
+        return std::nullopt;
     if (run(query.c_str(), meta ? 2 : 1, types, values, nullptr, 1) != 1)
         return std::nullopt;
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
     bool isnull = false;
     if (DatumGetBool(SPI_getbinval(row, desc, 3, &isnull)))
-        return std::nullopt;
-    if (!in_transaction_snapshot(DatumGetTransactionId(SPI_getbinval(row, desc, 5, &isnull))))
         return std::nullopt;
     UnixMicros min_time = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull)));
     Datum data = SPI_getbinval(row, desc, 2, &isnull);

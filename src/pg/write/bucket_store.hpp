@@ -111,6 +111,7 @@ class BucketStore {
                      Jsonb *meta);
 
   private:
+    bool in_transaction_snapshot(const ObjectId &id);
     uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
     void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data,
                     StoredBucket cached);

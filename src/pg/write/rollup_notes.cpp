@@ -9,6 +9,7 @@ extern "C" {
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 }
@@ -172,9 +173,14 @@ void note_bucket_row(Oid bucket_table, TimestampTz lo, TimestampTz hi) {
 void note_truncation(Oid bucket_table) {
     if (!tracks_bucket_rows(bucket_table))
         return;
+    // Read under the lock TRUNCATE takes: no writer adds a row after.
+    pg_call([&] { LockRelationOid(bucket_table, AccessExclusiveLock); });
     std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
-    std::string query = "SELECT min_time, max_time FROM " + info->bucket_name;
-    std::vector<TimestampTz> lo, hi;
+    std::string query =
+        "SELECT array_agg(min_time), array_agg(max_time) FROM " + info->bucket_name;
+    Datum *lo = nullptr, *hi = nullptr;
+    int count = 0;
+    MemoryContext caller = CurrentMemoryContext;  // the arrays outlive SPI
     {
         CatalogSearchPath pinned;
         pg_call([&] {
@@ -182,16 +188,26 @@ void note_truncation(Oid bucket_table) {
                 elog(ERROR, "SPI_connect failed");
             if (SPI_execute(query.c_str(), true, 0) != SPI_OK_SELECT)
                 elog(ERROR, "SPI_execute failed for \"%s\"", query.c_str());
-        });
-        for (uint64 i = 0; i < SPI_processed; i++) {
             bool isnull = false;
-            HeapTuple row = SPI_tuptable->vals[i];
-            lo.push_back(DatumGetTimestampTz(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull)));
-            hi.push_back(DatumGetTimestampTz(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull)));
-        }
-        pg_call([] { SPI_finish(); });
+            Datum los = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+            if (!isnull) {
+                Datum his = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+                MemoryContext outer = MemoryContextSwitchTo(caller);
+                deconstruct_array(DatumGetArrayTypeP(los), TIMESTAMPTZOID, sizeof(TimestampTz),
+                                  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &lo, nullptr, &count);
+                deconstruct_array(DatumGetArrayTypeP(his), TIMESTAMPTZOID, sizeof(TimestampTz),
+                                  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &hi, nullptr, &count);
+                MemoryContextSwitchTo(outer);
+            }
+            SPI_finish();
+        });
     }
-    note_rollup_changes(info->view, lo, hi);
+    std::vector<TimestampTz> los(count), his(count);
+    for (int i = 0; i < count; i++) {
+        los[i] = DatumGetTimestampTz(lo[i]);
+        his[i] = DatumGetTimestampTz(hi[i]);
+    }
+    note_rollup_changes(info->view, los, his);
 }
 
 void flush_rollup_notes() {
