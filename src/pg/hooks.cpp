@@ -14,7 +14,8 @@
 //   ExecutorFinish      dml/rule_fallback: a rule statement's matches checked;
 //                       write/rollup_notes: changed bucket rows noted
 //   ProcessUtility      write/copy_from: COPY <collection> FROM STDIN;
-//                       dml/copy_to: COPY <collection> TO
+//                       dml/copy_to: COPY <collection> TO; write/rollup_notes:
+//                       TRUNCATE of a bucket table noted, notes flushed
 //   shmem_request/startup  catalog/, ttl/: shared memory, when preloaded
 extern "C" {
 #include "postgres.h"
@@ -26,7 +27,6 @@ extern "C" {
 #include "parser/analyze.h"
 #include "storage/ipc.h"
 #include "tcop/utility.h"
-#include "catalog/namespace.h"
 
 PG_MODULE_MAGIC;
 void _PG_init(void);
@@ -156,24 +156,14 @@ void on_executor_end(QueryDesc *query) {
         standard_ExecutorEnd(query);
 }
 
-// A TRUNCATE of bucket tables is noted for their rollups, as a DELETE is.
-void note_truncated_bucket_tables(Node *statement) {
-    ListCell *cell;
-    foreach (cell, castNode(TruncateStmt, statement)->relations) {
-        Oid relid = tscoll::pg::pg_call(
-            [&] { return RangeVarGetRelid(lfirst_node(RangeVar, cell), NoLock, true); });
-        if (OidIsValid(relid))
-            tscoll::pg::note_truncation(relid);
-    }
-}
-
 void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                         ProcessUtilityContext context, ParamListInfo params,
                         QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *qc) {
     if (tscoll::pg::copy_into_collection(pstmt, query_string, qc))
         return;
     if (IsA(pstmt->utilityStmt, TruncateStmt))
-        tscoll::pg::guarded([&] { note_truncated_bucket_tables(pstmt->utilityStmt); });
+        tscoll::pg::guarded(
+            [&] { tscoll::pg::note_truncation(castNode(TruncateStmt, pstmt->utilityStmt)); });
     if (PlannedStmt *copy_query = tscoll::pg::copy_to_as_query(pstmt)) {
         pstmt = copy_query;
         read_only_tree = false;

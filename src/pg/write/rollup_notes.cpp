@@ -2,6 +2,7 @@
 extern "C" {
 #include "postgres.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "storage/lmgr.h"
@@ -170,7 +171,9 @@ void note_bucket_row(Oid bucket_table, TimestampTz lo, TimestampTz hi) {
     notes.hi.push_back(hi);
 }
 
-void note_truncation(Oid bucket_table) {
+namespace {
+
+void note_truncation_of(Oid bucket_table) {
     if (!tracks_bucket_rows(bucket_table))
         return;
     // Read under the lock TRUNCATE takes: no writer adds a row after.
@@ -208,6 +211,18 @@ void note_truncation(Oid bucket_table) {
         his[i] = DatumGetTimestampTz(hi[i]);
     }
     note_rollup_changes(info->view, los, his);
+}
+
+}  // namespace
+
+void note_truncation(const TruncateStmt *statement) {
+    ListCell *cell;
+    foreach (cell, statement->relations) {
+        Oid relid =
+            pg_call([&] { return RangeVarGetRelid(lfirst_node(RangeVar, cell), NoLock, true); });
+        if (OidIsValid(relid))
+            note_truncation_of(relid);
+    }
 }
 
 void flush_rollup_notes() {

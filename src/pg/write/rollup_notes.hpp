@@ -7,6 +7,7 @@
 extern "C" {
 #include "postgres.h"
 #include "datatype/timestamp.h"
+#include "nodes/parsenodes.h"
 }
 
 #include <vector>
@@ -43,7 +44,7 @@ bool tracks_bucket_rows(Oid bucket_table);
 void note_bucket_row(Oid bucket_table, TimestampTz lo, TimestampTz hi);
 void flush_rollup_notes();
 void register_rollup_note_callbacks();
-// Before a TRUNCATE of a bucket table: the buckets of its rows.
-void note_truncation(Oid bucket_table);
+// Before a TRUNCATE: the buckets of the rows of the bucket tables it names.
+void note_truncation(const TruncateStmt *statement);
 
 }  // namespace tscoll::pg
