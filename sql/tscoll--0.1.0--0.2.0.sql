@@ -793,9 +793,10 @@ CREATE POLICY clear ON tscoll.rollup_changes FOR DELETE
     USING (coalesce(tscoll._owns(rollup), true));
 
 -- The bucket of `t`: date_bin from the Unix epoch for a stride, date_trunc
--- in UTC for a calendar unit; never the session's time zone. Inlined into
--- the queries, where a constant unit and stride leave date_bin or
--- date_trunc, which aggregation in buckets reads.
+-- in UTC for a calendar unit; never the session's time zone. Immutable, for
+-- the notes. The queries that aggregate spell date_bin and date_trunc out
+-- instead (_rollup_compute_sql): the planner's rewrite for aggregation in
+-- buckets reads them, and it sees this function before it is inlined.
 CREATE FUNCTION tscoll._rollup_bucket(unit text, seconds float8, t timestamptz)
     RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
 $$
