@@ -9,6 +9,8 @@
 #   fuzz        libFuzzer on the bucket data decoder, TSCOLL_FUZZ_SECONDS (60)
 #   integration 8 pgbench clients x 20,000 single-row inserts, then checks;
 #               TTL, dump/restore, ALTER EXTENSION UPDATE from 0.1.0, a crash
+#   citus       a Citus coordinator and 2 workers: a distributed collection
+#               against an undistributed one (builds Citus when missing)
 #   docs        doc/REFERENCE.md documents every public function of sql/
 # Results and diffs of pg_regress end up in build/<layer>/.
 # TSCOLL_TEST_LAYERS="regress isolation" runs only those layers (development).
@@ -37,6 +39,7 @@ BUILD=$ROOT/build
 STAGE=$(mktemp -d /tmp/tscoll-test.XXXXXX)
 trap 'rm -rf "$STAGE"' EXIT
 cp -r "$ROOT/test" "$STAGE/test"
+mkdir -p "$STAGE/bench" && cp -r "$ROOT/bench/queries" "$STAGE/bench/queries"
 # pg_regress's inputs where PGXS keeps them: sql/<test>.sql, expected/.
 mkdir -p "$STAGE/sql"
 regress_tests() { (cd "$ROOT/sql" && ls *.sql | grep -v '^tscoll--' | sed 's/\.sql$//'); }
@@ -47,7 +50,7 @@ PASSED=0
 FAILED=0
 SUMMARY=()
 
-LAYERS=${TSCOLL_TEST_LAYERS:-unit unit-asan fuzz regress isolation nopreload integration docs}
+LAYERS=${TSCOLL_TEST_LAYERS:-unit unit-asan fuzz regress isolation nopreload integration citus docs}
 wanted() { [[ " $LAYERS " == *" $1 "* ]]; }
 
 # Adds one layer's counts: layer passed failed.
@@ -151,6 +154,29 @@ run_integration() {
     count integration "$ok" $((${planned:-1} - ok))
 }
 wanted integration && run_integration
+
+# Runs test/citus/run.sh (TAP, as above) on a coordinator and two workers;
+# builds Citus from ../shared/vendor when citus.so is not installed.
+run_citus() {
+    log "citus: a distributed collection against an undistributed one"
+    local out planned ok
+    if [ ! -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
+        local build=$ROOT/../shared/vendor/build-citus.sh
+        if [ ! -x "$build" ] && [ ! -f "$build" ]; then
+            echo "citus.so is not installed and $build is missing"
+            count citus 0 1
+            return
+        fi
+        if is_root; then bash "$build"; else sudo bash "$build"; fi || { count citus 0 1; return; }
+    fi
+    out=$(SERVER_CWD=$STAGE as_server_user bash "$STAGE/test/citus/run.sh" \
+        "$PG_BIN" "$STAGE/citus" "$STAGE/bench/queries" 2>&1) || true
+    echo "$out"
+    planned=$(echo "$out" | sed -n 's/^1\.\.\([0-9]*\)$/\1/p')
+    ok=$(echo "$out" | grep -c '^ok ' || true)
+    count citus "$ok" $((${planned:-1} - ok))
+}
+wanted citus && run_citus
 
 # The user's manual covers every public function of sql/.
 if wanted docs; then

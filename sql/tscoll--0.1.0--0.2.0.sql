@@ -525,6 +525,43 @@ BEGIN
 END
 $$;
 
+-- Whether the collection's bucket table is distributed: it then has the
+-- shard key column series_hash.
+CREATE FUNCTION tscoll._is_distributed(c tscoll.collections) RETURNS boolean
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT EXISTS (SELECT FROM pg_attribute
+                WHERE attrelid = c.bucket_table AND attname = 'series_hash' AND NOT attisdropped)
+$$;
+
+-- {"shardKey", "shardCount"} of a distributed collection, NULL otherwise.
+CREATE FUNCTION tscoll._distribution(c tscoll.collections) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    shards bigint;
+BEGIN
+    IF NOT tscoll._is_distributed(c) THEN
+        RETURN NULL;
+    END IF;
+    EXECUTE 'SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = $1'
+        INTO shards USING c.bucket_table;
+    RETURN jsonb_build_object('shardKey', 'series_hash', 'shardCount', shards);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION tscoll.list_collections()
+    RETURNS TABLE (name regclass, bucket_table regclass, options jsonb)
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+SELECT c.view, c.bucket_table,
+       tscoll._listing_options(c)
+           || jsonb_strip_nulls(jsonb_build_object('distribution', tscoll._distribution(c)))
+  FROM tscoll.collections c
+ WHERE has_table_privilege(c.view, 'SELECT')
+ ORDER BY c.view::text
+$$;
+
 CREATE OR REPLACE FUNCTION tscoll.collection_stats(collection regclass) RETURNS jsonb
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
 $$
@@ -534,9 +571,15 @@ DECLARE
     measurements bigint;
     uncompressed bigint;
     stored bigint;
-    total bigint := pg_total_relation_size(c.bucket_table);
+    total bigint;
+    distribution jsonb := tscoll._distribution(c);
     ns text;
 BEGIN
+    IF distribution IS NULL THEN
+        total := pg_total_relation_size(c.bucket_table);
+    ELSE
+        EXECUTE 'SELECT citus_total_relation_size($1)' INTO total USING c.bucket_table;
+    END IF;
     SELECT * INTO bucket_count, measurements, uncompressed, stored
       FROM tscoll._bucket_totals(c.view);
     SELECT format('%I.%I', n.nspname, r.relname) INTO ns
@@ -548,7 +591,9 @@ BEGIN
         || tscoll._bucket_counters(c.view)
         || jsonb_build_object('numMeasurements', measurements, 'totalSize', total,
                               'uncompressedSize', uncompressed)
-        || CASE WHEN c.fields = '{}' THEN '{}' ELSE jsonb_build_object('fields', c.fields) END;
+        || CASE WHEN c.fields = '{}' THEN '{}' ELSE jsonb_build_object('fields', c.fields) END
+        || CASE WHEN distribution IS NULL THEN '{}'
+                ELSE jsonb_build_object('sharded', true, 'nchunks', distribution->'shardCount') END;
 END
 $$;
 
@@ -1290,6 +1335,7 @@ BEGIN
     IF NOT coalesce(tscoll._owns(c.view), false) THEN
         RAISE EXCEPTION 'must be owner of time-series collection %', c.view USING ERRCODE = '42501';
     END IF;
+    PERFORM tscoll._check_not_distributed(c, 'create a rollup');
 
     stride := tscoll._rollup_stride(every);
     IF s.rollup IS NOT NULL
@@ -1672,3 +1718,127 @@ BEGIN
     END LOOP;
 END
 $$;
+
+------------------------------------------------------------------------------
+-- Scale-out with Citus (doc/REFERENCE.md §2.10, doc/ARCHITECTURE.md "Scale-out").
+------------------------------------------------------------------------------
+
+-- The shard key an _id carries, and the _id a bucket of the series `meta`
+-- gets in a distributed collection (ObjectId::series_hash).
+CREATE FUNCTION tscoll._series_hash(_id tscoll.objectid) RETURNS integer
+    AS 'MODULE_PATHNAME', 'tscoll_series_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tscoll._with_series_hash(_id tscoll.objectid, meta jsonb) RETURNS tscoll.objectid
+    AS 'MODULE_PATHNAME', 'tscoll_with_series_hash' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- Refuses what a distributed collection cannot do yet.
+CREATE FUNCTION tscoll._check_not_distributed(c tscoll.collections, what text) RETURNS void
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF tscoll._is_distributed(c) THEN
+        RAISE EXCEPTION 'cannot % of distributed time-series collection %', what, c.view
+            USING ERRCODE = '0A000';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION tscoll._check_citus(what text) RETURNS void
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS
+$$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'cannot % a time-series collection: the citus extension is not installed', what
+            USING ERRCODE = '0A000',
+                  HINT = 'Install Citus on every node, then CREATE EXTENSION citus and tscoll on each.';
+    END IF;
+END
+$$;
+
+-- The bucket table becomes a Citus distributed table on the shard key
+-- series_hash: bytes 4-7 of each bucket's _id, a hash of its series when
+-- it was made, so that a series' buckets and tails share a shard and the
+-- key never changes (meta updates keep it). Tails are folded first and
+-- the buckets' _ids given their series' hash.
+CREATE FUNCTION tscoll.distribute_collection(collection regclass, shard_count integer DEFAULT NULL)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+    pkey name;
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    PERFORM tscoll._check_citus('distribute');
+    IF tscoll._is_distributed(c) THEN
+        RAISE EXCEPTION 'time-series collection % is already distributed', c.view
+            USING ERRCODE = '55000';
+    END IF;
+    IF shard_count IS NOT NULL AND shard_count < 1 THEN
+        RAISE EXCEPTION 'shard_count must be at least 1, not %', shard_count USING ERRCODE = '22023';
+    END IF;
+    IF EXISTS (SELECT FROM tscoll.rollups r WHERE r.collection = c.view) THEN
+        RAISE EXCEPTION 'cannot distribute time-series collection % with rollups', c.view
+            USING ERRCODE = '0A000', HINT = 'Drop its rollups first (tscoll.drop_rollup).';
+    END IF;
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', c.bucket_table);
+    PERFORM tscoll._fold_tails(c.view);
+    SELECT conname INTO pkey FROM pg_constraint WHERE conrelid = c.bucket_table AND contype = 'p';
+    EXECUTE format('ALTER TABLE %s ADD COLUMN series_hash integer', c.bucket_table);
+    EXECUTE format('UPDATE %s SET _id = tscoll._with_series_hash(_id, meta)', c.bucket_table);
+    EXECUTE format('UPDATE %s SET series_hash = tscoll._series_hash(_id)', c.bucket_table);
+    -- Citus's unique constraints hold the shard key.
+    EXECUTE format('ALTER TABLE %1$s ALTER COLUMN series_hash SET NOT NULL,
+                                 DROP CONSTRAINT %2$I, ADD CONSTRAINT %2$I PRIMARY KEY (_id, series_hash)',
+                   c.bucket_table, pkey);
+    EXECUTE 'SELECT create_distributed_table($1, ''series_hash'', colocate_with => ''none'',
+                                             shard_count => $2)'
+        USING c.bucket_table, shard_count;
+    EXECUTE 'SELECT truncate_local_data_after_distributing_table($1)' USING c.bucket_table;
+END
+$$;
+COMMENT ON FUNCTION tscoll.distribute_collection(regclass, integer) IS
+    'distributes the collection''s buckets over the Citus cluster, a series'' buckets in one shard';
+
+-- The bucket table becomes a local table again, with the same oid (the
+-- collection's catalog row, view and indexes name it): its rows are read
+-- back, then Citus's metadata and shards removed as a DROP TABLE removes
+-- them, and the rows written locally.
+CREATE FUNCTION tscoll.undistribute_collection(collection regclass)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS
+$$
+DECLARE
+    c tscoll.collections := tscoll._collection(collection, collection::text);
+    t record;
+BEGIN
+    PERFORM tscoll._check_owner(c);
+    PERFORM tscoll._check_citus('undistribute');
+    IF NOT tscoll._is_distributed(c) THEN
+        RAISE EXCEPTION 'time-series collection % is not distributed', c.view USING ERRCODE = '55000';
+    END IF;
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', c.bucket_table);
+    SELECT n.nspname, r.relname, k.conname INTO t
+      FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace
+      JOIN pg_constraint k ON k.conrelid = r.oid AND k.contype = 'p'
+     WHERE r.oid = c.bucket_table;
+    CREATE TEMPORARY TABLE tscoll_undistributed_rows (_id tscoll.objectid, meta jsonb, control jsonb, data bytea);
+    EXECUTE format('INSERT INTO tscoll_undistributed_rows SELECT _id, meta, control, data FROM %s',
+                   c.bucket_table);
+    EXECUTE 'SELECT master_remove_distributed_table_metadata_from_workers($1, $2, $3)'
+        USING c.bucket_table, t.nspname, t.relname;
+    EXECUTE 'SELECT citus_drop_all_shards($1, $2, $3, drop_shards_metadata_only => false)'
+        USING c.bucket_table, t.nspname, t.relname;
+    EXECUTE 'SELECT master_remove_partition_metadata($1, $2, $3)'
+        USING c.bucket_table, t.nspname, t.relname;
+    -- Citus copied the view to the workers, where the shell table's drop
+    -- dropped it. Neither is a distributed object any more; Citus's own
+    -- function unmarks only objects that no longer exist.
+    EXECUTE 'DELETE FROM pg_catalog.pg_dist_object WHERE classid = $1 AND objid IN ($2, $3)'
+        USING 'pg_class'::regclass, c.view, c.bucket_table;
+    EXECUTE format('ALTER TABLE %1$s DROP CONSTRAINT %2$I, DROP COLUMN series_hash,
+                                 ADD CONSTRAINT %2$I PRIMARY KEY (_id)', c.bucket_table, t.conname);
+    EXECUTE format('INSERT INTO %s (_id, meta, control, data) SELECT * FROM tscoll_undistributed_rows',
+                   c.bucket_table);
+    DROP TABLE tscoll_undistributed_rows;
+END
+$$;
+COMMENT ON FUNCTION tscoll.undistribute_collection(regclass) IS
+    'brings a distributed collection''s buckets back into a local bucket table';

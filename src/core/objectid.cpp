@@ -47,6 +47,21 @@ ObjectId ObjectId::from_parts(uint32_t seconds, uint64_t bits) {
     return result;
 }
 
+int32_t ObjectId::series_hash() const {
+    uint32_t hash = 0;
+    for (int i = 4; i < 8; i++)
+        hash = (hash << 8) | bytes[i];
+    return static_cast<int32_t>(hash);
+}
+
+ObjectId ObjectId::with_series_hash(int32_t hash) const {
+    ObjectId result = *this;
+    auto bits = static_cast<uint32_t>(hash);
+    for (int i = 4; i < 8; i++)
+        result.bytes[i] = static_cast<uint8_t>(bits >> (8 * (7 - i)));
+    return result;
+}
+
 void ObjectId::write_hex(char *out) const {
     bson_oid_t oid;
     std::memcpy(oid.bytes, bytes.data(), kSize);

@@ -25,6 +25,12 @@ struct ObjectId {
     std::string to_hex() const;       // 24 lower-case hex digits
     void write_hex(char *out) const;  // the same into out[25], NUL-terminated
     uint32_t seconds() const;         // the time component, unsigned
+
+    // Bytes 4-7 (big-endian). A distributed collection's bucket ids carry
+    // their series' hash there, and its tails' ids their bucket's: the
+    // shard key is a function of the id (doc/ARCHITECTURE.md, Scale-out).
+    int32_t series_hash() const;
+    ObjectId with_series_hash(int32_t hash) const;
 };
 
 }  // namespace tscoll

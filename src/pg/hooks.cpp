@@ -33,6 +33,7 @@ void _PG_init(void);
 }
 
 #include "pg/catalog/catalog.hpp"
+#include "pg/catalog/distribution.hpp"
 #include "pg/dml/copy_to.hpp"
 #include "pg/dml/modify.hpp"
 #include "pg/dml/rule_fallback.hpp"
@@ -166,6 +167,10 @@ void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_
             [&] { tscoll::pg::note_truncation(castNode(TruncateStmt, pstmt->utilityStmt)); });
     if (PlannedStmt *copy_query = tscoll::pg::copy_to_as_query(pstmt)) {
         pstmt = copy_query;
+        read_only_tree = false;
+    }
+    if (PlannedStmt *drop = tscoll::pg::drop_of_distributed_views(pstmt)) {
+        pstmt = drop;
         read_only_tree = false;
     }
     if (prev_process_utility)

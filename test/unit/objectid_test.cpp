@@ -51,3 +51,12 @@ TEST(ObjectId, GeneratedAreDistinct) {
 
 }  // namespace
 }  // namespace tscoll
+
+TEST(ObjectId, SeriesHashTakesBytesFourToSevenOnly) {
+    ObjectId id = ObjectId::from_hex("65a1b2c3d4e5f60718293a4b");
+    ObjectId hashed = id.with_series_hash(-2);
+    EXPECT_EQ(hashed.series_hash(), -2);
+    EXPECT_EQ(hashed.to_hex(), "65a1b2c3fffffffe18293a4b");
+    EXPECT_EQ(hashed.seconds(), id.seconds());
+    EXPECT_EQ(id.series_hash(), static_cast<int32_t>(0xd4e5f607u));
+}

@@ -159,6 +159,7 @@ std::optional<CollectionInfo> load(const char *key, Oid relid) {
         info->bucket_meta_column = get_attnum(info->bucket_table, "meta");
         info->bucket_min_time_column = get_attnum(info->bucket_table, "min_time");
         info->bucket_max_time_column = get_attnum(info->bucket_table, "max_time");
+        info->bucket_series_hash_column = get_attnum(info->bucket_table, "series_hash");
     });
     view_of_bucket_table[info->bucket_table] = info->view;
     by_view[info->view] = *info;

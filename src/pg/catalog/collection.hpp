@@ -35,6 +35,10 @@ struct CollectionInfo {
     // table; a change of either relation drops the descriptor.
     AttrNumber view_time_column = 0, view_meta_column = 0, view_doc_column = 0;
     AttrNumber bucket_meta_column = 0, bucket_min_time_column = 0, bucket_max_time_column = 0;
+    // The shard key of a collection distributed with Citus (0 otherwise):
+    // the bucket's series hash, as its _id carries it (ObjectId::series_hash).
+    AttrNumber bucket_series_hash_column = 0;
+    bool distributed() const { return bucket_series_hash_column != 0; }
 };
 
 // The collection whose view is `view`; throws (42P01) when there is none.

@@ -176,9 +176,20 @@ char *merge_sql(const Collection *c, bool with_all_match, bool reads_doc) {
     const char *columns = reads_doc ? "\"time\", doc" : "\"time\"";
     StringInfoData sql;
     initStringInfo(&sql);
-    appendStringInfo(&sql,
-                     "MERGE INTO %s AS b USING (VALUES (1)) AS v (one) ON tscoll._placeholder(0) ",
-                     c->bucket_name);
+    // Citus runs a MERGE in each shard when its source is the same table
+    // joined on the shard key; it refuses any other source, and a sublink
+    // nested in an action's sublink (hence the positions as a lateral
+    // subquery below).
+    if (c->distributed)
+        appendStringInfo(&sql,
+                         "MERGE INTO %1$s AS b USING (SELECT _id, series_hash FROM %1$s) AS v ON "
+                         "v.series_hash OPERATOR(pg_catalog.=) b.series_hash AND v._id "
+                         "OPERATOR(pg_catalog.=) b._id AND tscoll._placeholder(0) ",
+                         c->bucket_name);
+    else
+        appendStringInfo(
+            &sql, "MERGE INTO %s AS b USING (VALUES (1)) AS v (one) ON tscoll._placeholder(0) ",
+            c->bucket_name);
     if (with_all_match)
         appendStringInfoString(&sql, "WHEN MATCHED AND tscoll._placeholder(1) THEN DELETE ");
     appendStringInfo(
@@ -189,9 +200,10 @@ char *merge_sql(const Collection *c, bool with_all_match, bool reads_doc) {
     appendStringInfo(&sql,
                      "WHEN MATCHED AND EXISTS (SELECT FROM %s AS m (%s) WHERE "
                      "tscoll._placeholder(2)) THEN UPDATE SET (control, data) = (SELECT "
-                     "r.control, r.data FROM tscoll._remove_measurements(b._id, b.min_time, "
-                     "b.data, ARRAY(SELECT m.n FROM %s WITH ORDINALITY AS m (%s, n) WHERE "
-                     "tscoll._placeholder(2)), %s, b.control) AS r)",
+                     "r.control, r.data FROM (SELECT pg_catalog.array_agg(m.n ORDER BY m.n) "
+                     "FROM %s WITH ORDINALITY AS m (%s, n) WHERE tscoll._placeholder(2)) AS p "
+                     "(positions), tscoll._remove_measurements(b._id, b.min_time, b.data, "
+                     "p.positions, %s, b.control) AS r)",
                      unpack, columns, unpack, columns, time_field);
     return sql.data;
 }

@@ -109,6 +109,7 @@ Collection *collection_of(RangeTblEntry *rte) {
         c->bucket_meta = info->bucket_meta_column;
         c->bucket_min_time = info->bucket_min_time_column;
         c->bucket_max_time = info->bucket_max_time_column;
+        c->distributed = info->distributed();
         return true;
     });
     return found ? c : nullptr;

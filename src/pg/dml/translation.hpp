@@ -23,6 +23,7 @@ struct Collection {
     char *meta_field;                                 // nullptr when none
     AttrNumber time_column, meta_column, doc_column;  // in the view; meta 0 when none
     AttrNumber bucket_meta, bucket_min_time, bucket_max_time;
+    bool distributed;  // with Citus (CollectionInfo::distributed)
 };
 
 // The collection whose view `rte` is, or nullptr.

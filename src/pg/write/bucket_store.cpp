@@ -2,6 +2,7 @@
 
 extern "C" {
 #include "catalog/pg_type_d.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -76,6 +77,14 @@ std::optional<std::string> column_text(HeapTuple row, TupleDesc desc, int attnum
     if (text == nullptr)
         return std::nullopt;
     return std::string(text);
+}
+
+// A row version (ctid::text || xmin, as the queries spell it) from the
+// columns ctid, xmin at `attnum`: Citus refuses that expression in a
+// RETURNING clause, which must be immutable.
+std::string returned_version(HeapTuple row, TupleDesc desc, int attnum) {
+    return column_text(row, desc, attnum).value_or("") +
+           column_text(row, desc, attnum + 1).value_or("");
 }
 
 Datum objectid_datum(const ObjectId &id, MemoryContext context = CurrentMemoryContext) {
@@ -160,7 +169,8 @@ void OwnerSession::finish() {
 
 // INSERT on the view was checked by the executor (or by insert_many).
 BucketStore::BucketStore(const CollectionInfo &info) : info_(info), owner_(info) {
-    pg_call([&] { reclaim_folded_rows(info.bucket_table); });
+    if (!info.distributed())
+        pg_call([&] { reclaim_folded_rows(info.bucket_table); });
     row_context_ = pg_call([] {
         return AllocSetContextCreate(CurrentMemoryContext, "tscoll bucket row",
                                      ALLOCSET_DEFAULT_SIZES);
@@ -247,24 +257,27 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
 bool BucketStore::in_transaction_snapshot(const ObjectId &id) {
     if (!IsolationUsesXactSnapshot())
         return true;
-    std::string latest = "SELECT ctid, xmin FROM " + info_.bucket_name + " WHERE _id = $1";
-    Oid types[] = {objectid_type(), TIDOID};
-    Datum values[] = {objectid_datum(id), 0};
-    if (run(latest.c_str(), 1, types, values, nullptr, 1) != 1)
+    std::string latest =
+        "SELECT ctid, xmin FROM " + info_.bucket_name + " WHERE _id = $1" + shard_condition(3);
+    Oid types[] = {objectid_type(), TIDOID, INT4OID};
+    Datum values[] = {objectid_datum(id), 0, Int32GetDatum(id.series_hash())};
+    if (run(latest.c_str(), 3, types, values, nullptr, 1) != 1)
         return true;  // gone: load() finds out
     bool isnull = false;
     ItemPointerData latest_version = *reinterpret_cast<ItemPointer>(DatumGetPointer(
         SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
     TransactionId writer =
         DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-    // This transaction's own version, maybe of this very statement.
-    if (pg_call([&] { return TransactionIdIsCurrentTransactionId(writer); }))
+    // This transaction's own version, maybe of this very statement (a
+    // shard's xmin is a worker's transaction id: not comparable).
+    if (!info_.distributed() && pg_call([&] { return TransactionIdIsCurrentTransactionId(writer); }))
         return true;
     values[1] = PointerGetDatum(&latest_version);
-    std::string seen = "SELECT FROM " + info_.bucket_name + " WHERE _id = $1 AND ctid = $2";
+    std::string seen = "SELECT FROM " + info_.bucket_name + " WHERE _id = $1 AND ctid = $2" +
+                       shard_condition(3);
     return pg_call([&] {
         // The active snapshot: the transaction's.
-        int rc = SPI_execute_with_args(seen.c_str(), 2, types, values, nullptr, true, 1);
+        int rc = SPI_execute_with_args(seen.c_str(), 3, types, values, nullptr, true, 1);
         if (rc != SPI_OK_SELECT)
             elog(ERROR, "SPI_execute_with_args failed for \"%s\"", seen.c_str());
         return SPI_processed == 1;
@@ -279,12 +292,13 @@ std::optional<StoredBucket> BucketStore::load(
         "SELECT min_time, data, coalesce(control->'closed' = 'true', false), ctid::text || xmin "
         "FROM " +
         info_.bucket_name + " WHERE _id = $1 AND " + (meta ? "meta = $2" : "meta IS NULL") +
-        " FOR UPDATE SKIP LOCKED";
-    Oid types[] = {objectid_type(), JSONBOID};
-    Datum values[] = {objectid_datum(id), PointerGetDatum(meta)};
+        shard_condition(3) + " FOR UPDATE SKIP LOCKED";
+    Oid types[] = {objectid_type(), JSONBOID, INT4OID};
+    Datum values[] = {objectid_datum(id), PointerGetDatum(meta), Int32GetDatum(id.series_hash())};
+    const char nulls[] = {' ', meta ? ' ' : 'n', ' '};
     if (!in_transaction_snapshot(id))
         return std::nullopt;
-    if (run(query.c_str(), meta ? 2 : 1, types, values, nullptr, 1) != 1)
+    if (run(query.c_str(), 3, types, values, nulls, 1) != 1)
         return std::nullopt;
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
@@ -362,10 +376,11 @@ std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jso
             return std::nullopt;
         }
     }
-    std::string query = "SELECT data FROM " + info_.bucket_name + " WHERE _id = $1";
-    Oid types[] = {objectid_type()};
-    Datum values[] = {objectid_datum(id)};
-    if (run(query.c_str(), 1, types, values, nullptr, 1) != 1)
+    std::string query =
+        "SELECT data FROM " + info_.bucket_name + " WHERE _id = $1" + shard_condition(2);
+    Oid types[] = {objectid_type(), INT4OID};
+    Datum values[] = {objectid_datum(id), Int32GetDatum(id.series_hash())};
+    if (run(query.c_str(), 2, types, values, nullptr, 1) != 1)
         throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
     bool isnull = false;
     BucketData data =
@@ -424,9 +439,10 @@ uint64 BucketStore::run_tails(const char *select, const char *rest, const Object
                               "AND ") +
         "min_time = $3 AND control->'tail'->>'bucket' = $4 AND " +
         (meta ? "meta = $5" : "meta IS NULL") +
-        (from_seq > 1 ? " AND (control->'tail'->>'seq')::int8 >= $6" : "") + rest;
-    Oid types[] = {objectid_type(), objectid_type(), TIMESTAMPTZOID,  TEXTOID,
-                   JSONBOID,        INT8OID,         objectid_type(), objectid_type()};
+        (from_seq > 1 ? " AND (control->'tail'->>'seq')::int8 >= $6" : "") + shard_condition(9) +
+        rest;
+    Oid types[] = {objectid_type(), objectid_type(), TIMESTAMPTZOID,  TEXTOID, JSONBOID,
+                   INT8OID,         objectid_type(), objectid_type(), INT4OID};
     std::string hex = id.to_hex();
     Datum values[] = {objectid_datum(low),
                       objectid_datum(high),
@@ -435,9 +451,10 @@ uint64 BucketStore::run_tails(const char *select, const char *rest, const Object
                       PointerGetDatum(meta),
                       Int64GetDatum(from_seq),
                       objectid_datum(ObjectId::from_parts(0, 0)),
-                      objectid_datum(ObjectId::from_parts(0, ~uint64_t{0}))};
-    const char nulls[] = {' ', ' ', ' ', ' ', meta ? ' ' : 'n', ' ', ' ', ' '};
-    return run(query.c_str(), 8, types, values, nulls, 0);
+                      objectid_datum(ObjectId::from_parts(0, ~uint64_t{0})),
+                      Int32GetDatum(id.series_hash())};
+    const char nulls[] = {' ', ' ', ' ', ' ', meta ? ' ' : 'n', ' ', ' ', ' ', ' '};
+    return run(query.c_str(), 9, types, values, nulls, 0);
 }
 
 std::vector<catalog::BucketRef> BucketStore::reopen_candidates(Jsonb *meta, UnixMicros t) {
@@ -501,13 +518,19 @@ namespace {
 // tails already folded, which reclaim.hpp gives back. Without an index to
 // find a bucket's tails by meta and start, tails are found by an _id range
 // (run_tails): they then carry their bucket's time, as its _id does.
+// A distributed collection's tail carries its bucket's series hash, so that
+// it lives in its bucket's shard.
 ObjectId tail_id(const CollectionInfo &info, const ObjectId &bucket) {
-    if (!info.reopen_index)
-        return ObjectId::generate(bucket.seconds());
-    uint64_t bits = 0;
-    if (!pg_strong_random(&bits, sizeof bits))
-        throw Error(ErrorCode::Internal, "could not generate random bytes for a tail's _id");
-    return ObjectId::from_parts(0, bits);
+    ObjectId id;
+    if (!info.reopen_index) {
+        id = ObjectId::generate(bucket.seconds());
+    } else {
+        uint64_t bits = 0;
+        if (!pg_strong_random(&bits, sizeof bits))
+            throw Error(ErrorCode::Internal, "could not generate random bytes for a tail's _id");
+        id = ObjectId::from_parts(0, bits);
+    }
+    return info.distributed() ? id.with_series_hash(bucket.series_hash()) : id;
 }
 
 }  // namespace
@@ -541,17 +564,26 @@ void BucketStore::insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control,
 void BucketStore::insert_new_rows() {
     if (new_rows_.ids.empty())
         return;
-    std::string query = "INSERT INTO " + info_.bucket_name +
-                        " (_id, meta, control, data) SELECT * FROM unnest($1, $2, $3, $4)"
-                        " RETURNING ctid::text || xmin";
+    // A distributed collection's rows carry their shard key, the series
+    // hash of their _id, for Citus to route them; Citus returns the rows
+    // shard by shard, so they are matched by _id.
+    bool keyed = info_.distributed();
+    std::string query = "INSERT INTO " + info_.bucket_name + " (_id, meta, control, data" +
+                        (keyed ? ", series_hash" : "") + ") SELECT * FROM unnest($1, $2, $3, $4" +
+                        (keyed ? ", $5" : "") + ") RETURNING _id::text, ctid, xmin";
+    int n = static_cast<int>(new_rows_.ids.size());
+    std::vector<Datum> hashes(n);
+    for (int i = 0; i < n; i++)
+        hashes[i] = Int32GetDatum(
+            reinterpret_cast<const ObjectId *>(DatumGetPointer(new_rows_.ids[i]))->series_hash());
     Oid objectid = objectid_type();
-    Oid types[4];
-    Datum values[4];
+    Oid types[5];
+    Datum values[5];
     pg_call([&] {
         types[0] = get_array_type(objectid);
         types[1] = types[2] = JSONBARRAYOID;
         types[3] = BYTEAARRAYOID;
-        int n = static_cast<int>(new_rows_.ids.size());
+        types[4] = INT4ARRAYOID;
         int lbound = 1;
         std::vector<bool> &nulls = new_rows_.meta_nulls;
         bool *meta_nulls = static_cast<bool *>(palloc(sizeof(bool) * n));
@@ -565,17 +597,23 @@ void BucketStore::insert_new_rows() {
             construct_array(new_rows_.controls.data(), n, JSONBOID, -1, false, TYPALIGN_INT));
         values[3] = PointerGetDatum(
             construct_array(new_rows_.data.data(), n, BYTEAOID, -1, false, TYPALIGN_INT));
+        values[4] = PointerGetDatum(
+            construct_array(hashes.data(), n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
     });
-    uint64 n = write(query.c_str(), 4, types, values, nullptr);
+    uint64 written = write(query.c_str(), keyed ? 5 : 4, types, values, nullptr);
     // The cache must hold every bucket as written: the shared catalog's
     // summaries are taken from it (summary_of).
-    if (n != new_rows_.cached.size())
+    if (written != new_rows_.cached.size())
         throw Error(ErrorCode::Internal, "bucket rows inserted but not all returned");
-    // RETURNING gives the rows in the order they were inserted.
-    for (uint64 i = 0; i < n; i++) {
+    std::unordered_map<std::string, std::string> versions;
+    for (uint64 i = 0; i < written; i++)
+        versions[column_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1).value_or("")] =
+            returned_version(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+    for (int i = 0; i < n; i++) {
         StoredBucket &cached = new_rows_.cached[i];
-        std::string version =
-            column_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1).value_or("");
+        std::string id =
+            reinterpret_cast<const ObjectId *>(DatumGetPointer(new_rows_.ids[i]))->to_hex();
+        std::string version = versions[id];
         if (cached.row.empty()) {
             cached.row = std::move(version);  // a new bucket's own row
         } else if (cached.tail_versions + 1 == cached.tails) {
@@ -590,19 +628,19 @@ void BucketStore::insert_new_rows() {
 
 void BucketStore::update(const Bucket &bucket, const StoredBucket &stored, Jsonb *meta) {
     note_replaced_row(stored.row);
-    std::string query = "UPDATE " + info_.bucket_name +
-                        " SET control = $2, data = $3 WHERE _id = $1 RETURNING ctid::text || xmin";
+    std::string query = "UPDATE " + info_.bucket_name + " SET control = $2, data = $3 WHERE _id = $1" +
+                        shard_condition(4) + " RETURNING ctid, xmin";
     std::string data = bucket.encode();
-    Oid types[] = {objectid_type(), JSONBOID, BYTEAOID};
+    Oid types[] = {objectid_type(), JSONBOID, BYTEAOID, INT4OID};
     Datum values[] = {objectid_datum(bucket.id(), row_context_),
                       PointerGetDatum(control_jsonb(bucket.control(), row_context_)),
-                      bytea_datum(data, row_context_)};
-    if (write(query.c_str(), 3, types, values, nullptr) != 1)
+                      bytea_datum(data, row_context_), Int32GetDatum(bucket.id().series_hash())};
+    if (write(query.c_str(), 4, types, values, nullptr) != 1)
         throw Error(ErrorCode::Internal,
                     "bucket " + bucket.id().to_hex() + " vanished while locked");
     StoredBucket cached{bucket.id(), bucket.state()};
     cached.stored_bytes = data.size();
-    cached.row = column_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1).value_or("");
+    cached.row = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
     MemoryContextReset(row_context_);
     if (stored.tails > 0)
         delete_folded_tails(bucket, stored.tails, meta);
@@ -612,6 +650,8 @@ void BucketStore::update(const Bucket &bucket, const StoredBucket &stored, Jsonb
 // The version `row` (ctid::text || xmin) of a bucket row, about to be
 // written again, for reclaim.hpp.
 void BucketStore::note_replaced_row(const std::string &row) {
+    if (info_.distributed())
+        return;  // the rows are in the workers' shards
     unsigned block = 0, offset = 0;
     if (std::sscanf(row.c_str(), "(%u,%u)", &block, &offset) != 2)
         return;
@@ -646,6 +686,10 @@ void BucketStore::delete_folded_tails(const Bucket &bucket, uint32_t tails, Json
         NotCounted() { counted_modification = nullptr; }
         ~NotCounted() { counted_modification = saved; }
     } not_counted;
+    if (info_.distributed()) {
+        delete_shard_rows(bucket.id().series_hash(), rows);
+        return;
+    }
     pg_call([&] {
         Relation relation = table_open(info_.bucket_table, RowExclusiveLock);
         note_folded_rows(relation, rows.data(), static_cast<int>(rows.size()));
@@ -660,6 +704,39 @@ void BucketStore::delete_folded_tails(const Bucket &bucket, uint32_t tails, Json
         table_close(relation, NoLock);
         CommandCounterIncrement();
     });
+}
+
+// The rows at `rows` of the shard of `series_hash`, deleted through Citus:
+// the coordinator holds none of them. A DELETE through the view waiting for
+// a folded tail then skips it, as it skips any row deleted under it
+// (doc/ARCHITECTURE.md, Scale-out).
+void BucketStore::delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows) {
+    std::string query = "DELETE FROM " + info_.bucket_name + " WHERE series_hash = $1 AND ctid = ANY($2)";
+    Oid types[] = {INT4OID, TIDARRAYOID};
+    Datum values[2];
+    pg_call([&] {
+        std::vector<Datum> tids;
+        for (const ItemPointerData &row : rows)
+            tids.push_back(PointerGetDatum(&row));
+        values[0] = Int32GetDatum(series_hash);
+        values[1] = PointerGetDatum(construct_array(tids.data(), static_cast<int>(tids.size()),
+                                                    TIDOID, sizeof(ItemPointerData), false,
+                                                    TYPALIGN_SHORT));
+    });
+    if (write(query.c_str(), 2, types, values, nullptr) != rows.size())
+        throw Error(ErrorCode::Internal, "a tail of a bucket being folded changed while locked");
+}
+
+int32_t series_hash_of(const std::string &series_key) {
+    return static_cast<int32_t>(
+        hash_bytes(reinterpret_cast<const unsigned char *>(series_key.data()),
+                   static_cast<int>(series_key.size())));
+}
+
+// " AND series_hash = $<param>" for a distributed collection, which routes
+// the query to the bucket's shard; nothing otherwise.
+std::string BucketStore::shard_condition(int param) const {
+    return info_.distributed() ? " AND series_hash = $" + std::to_string(param) : "";
 }
 
 }  // namespace tscoll::pg

@@ -10,6 +10,7 @@
 extern "C" {
 #include "postgres.h"
 #include "nodes/parsenodes.h"
+#include "storage/itemptr.h"
 #include "utils/jsonb.h"
 }
 
@@ -78,6 +79,11 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id);
 // catalog entry `chain` (what store_series returned).
 void remember_chain(Oid bucket_table, const ObjectId &id, uint64_t chain);
 
+// The shard key of a distributed collection's new buckets of a series
+// (ObjectId::series_hash): a hash of its series key, so that a series'
+// buckets share a shard.
+int32_t series_hash_of(const std::string &series_key);
+
 class BucketStore {
   public:
     // Acts as the bucket table's owner until finish(), which inserts the
@@ -118,6 +124,8 @@ class BucketStore {
     void insert_new_rows();
     void note_replaced_row(const std::string &row);
     void delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta);
+    void delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows);
+    std::string shard_condition(int param) const;
     BucketData decode_stored(const ObjectId &id, Datum data) const;
     // Enough of it for the bucket's state (BucketData::outline).
     BucketOutline outline_stored(const ObjectId &id, Datum data) const;

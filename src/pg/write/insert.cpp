@@ -491,6 +491,8 @@ catalog::OpenSummary BucketWriter::known_summary(const ObjectId &id) const {
 TouchedBucket &BucketWriter::create(const Measurement &m) {
     UnixMicros start = bucket_start(m.time, info_.rounding_seconds);
     ObjectId id = ObjectId::generate(floor_div(start, 1000000));
+    if (info_.distributed())
+        id = id.with_series_hash(series_hash_of(*series_key_));
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{Bucket(id, start, info_.time_field), std::nullopt, series_meta_}));
     created_.push_back(touched_.back().get());
