@@ -541,7 +541,8 @@ $$
 DECLARE
     shards bigint;
 BEGIN
-    IF NOT tscoll._is_distributed(c) THEN
+    -- (a dump of a coordinator restored without Citus keeps series_hash)
+    IF NOT tscoll._is_distributed(c) OR to_regclass('pg_catalog.pg_dist_shard') IS NULL THEN
         RETURN NULL;
     END IF;
     EXECUTE 'SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = $1'
@@ -1808,13 +1809,21 @@ $$
 DECLARE
     c tscoll.collections := tscoll._collection(collection, collection::text);
     t record;
+    trigger name;
 BEGIN
     PERFORM tscoll._check_owner(c);
     PERFORM tscoll._check_citus('undistribute');
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        RAISE EXCEPTION 'undistribute_collection must be run by a superuser'
+            USING ERRCODE = '42501',
+                  DETAIL = 'It removes the view''s entry from Citus''s pg_dist_object.';
+    END IF;
     IF NOT tscoll._is_distributed(c) THEN
         RAISE EXCEPTION 'time-series collection % is not distributed', c.view USING ERRCODE = '55000';
     END IF;
     EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', c.bucket_table);
+    -- Citus's removal functions do nothing without it.
+    PERFORM set_config('citus.enable_ddl_propagation', 'on', true);
     SELECT n.nspname, r.relname, k.conname INTO t
       FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace
       JOIN pg_constraint k ON k.conrelid = r.oid AND k.contype = 'p'
@@ -1833,6 +1842,11 @@ BEGIN
     -- function unmarks only objects that no longer exist.
     EXECUTE 'DELETE FROM pg_catalog.pg_dist_object WHERE classid = $1 AND objid IN ($2, $3)'
         USING 'pg_class'::regclass, c.view, c.bucket_table;
+    -- create_distributed_table's TRUNCATE trigger, which DROP TABLE would drop
+    FOR trigger IN SELECT tg.tgname FROM pg_trigger tg JOIN pg_proc fn ON fn.oid = tg.tgfoid
+                    WHERE tg.tgrelid = c.bucket_table AND fn.proname = 'citus_truncate_trigger' LOOP
+        EXECUTE format('DROP TRIGGER %I ON %s', trigger, c.bucket_table);
+    END LOOP;
     EXECUTE format('ALTER TABLE %1$s DROP CONSTRAINT %2$I, DROP COLUMN series_hash,
                                  ADD CONSTRAINT %2$I PRIMARY KEY (_id)', c.bucket_table, t.conname);
     EXECUTE format('INSERT INTO %s (_id, meta, control, data) SELECT * FROM tscoll_undistributed_rows',

@@ -49,9 +49,6 @@ TEST(ObjectId, GeneratedAreDistinct) {
     EXPECT_EQ(seen.size(), 10000u);
 }
 
-}  // namespace
-}  // namespace tscoll
-
 TEST(ObjectId, SeriesHashTakesBytesFourToSevenOnly) {
     ObjectId id = ObjectId::from_hex("65a1b2c3d4e5f60718293a4b");
     ObjectId hashed = id.with_series_hash(-2);
@@ -60,3 +57,6 @@ TEST(ObjectId, SeriesHashTakesBytesFourToSevenOnly) {
     EXPECT_EQ(hashed.seconds(), id.seconds());
     EXPECT_EQ(id.series_hash(), static_cast<int32_t>(0xd4e5f607u));
 }
+
+}  // namespace
+}  // namespace tscoll

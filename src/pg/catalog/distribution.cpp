@@ -39,6 +39,8 @@ TSCOLL_FUNCTION(tscoll_series_hash) {
 // tscoll.objectid: the _id a bucket of the series `meta` gets when its
 // collection is distributed, as the insert path makes it.
 TSCOLL_FUNCTION(tscoll_with_series_hash) {
+    if (PG_ARGISNULL(0))
+        PG_RETURN_NULL();
     std::optional<tscoll::Value> meta;
     if (!PG_ARGISNULL(1))
         meta = tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(1));

@@ -288,6 +288,20 @@ void translate_measurement_delete(Query *q, const Collection *c, const BucketCon
                    0};
     Query *placed = query_tree_mutator(merge, mutator(place_conditions), &p, 0);
     rt_fetch(placed->resultRelation, placed->rtable)->checkAsUser = c->owner;
+    // A distributed collection's MERGE reads the bucket table as its source
+    // too, as the owner, like its target.
+    ListCell *lc;
+    foreach (lc, placed->rtable) {
+        auto *rte = static_cast<RangeTblEntry *>(lfirst(lc));
+        if (rte->rtekind != RTE_SUBQUERY)
+            continue;
+        ListCell *inner;
+        foreach (inner, rte->subquery->rtable) {
+            auto *source = static_cast<RangeTblEntry *>(lfirst(inner));
+            if (source->rtekind == RTE_RELATION && source->relid == c->bucket_table)
+                source->checkAsUser = c->owner;
+        }
+    }
     placed->rtable = lappend(placed->rtable, rt_fetch(q->resultRelation, q->rtable));
     move_returning(q, q->resultRelation, rt_fetch(q->resultRelation, q->rtable)->relid, placed);
     placed->canSetTag = q->canSetTag;

@@ -261,7 +261,8 @@ bool BucketStore::in_transaction_snapshot(const ObjectId &id) {
         "SELECT ctid, xmin FROM " + info_.bucket_name + " WHERE _id = $1" + shard_condition(3);
     Oid types[] = {objectid_type(), TIDOID, INT4OID};
     Datum values[] = {objectid_datum(id), 0, Int32GetDatum(id.series_hash())};
-    if (run(latest.c_str(), 3, types, values, nullptr, 1) != 1)
+    const char nulls[] = {' ', 'n', ' '};  // $2 is the second query's
+    if (run(latest.c_str(), 3, types, values, nulls, 1) != 1)
         return true;  // gone: load() finds out
     bool isnull = false;
     ItemPointerData latest_version = *reinterpret_cast<ItemPointer>(DatumGetPointer(
@@ -519,7 +520,10 @@ namespace {
 // find a bucket's tails by meta and start, tails are found by an _id range
 // (run_tails): they then carry their bucket's time, as its _id does.
 // A distributed collection's tail carries its bucket's series hash, so that
-// it lives in its bucket's shard.
+// it lives in its bucket's shard. With the index, its other bytes stay
+// time 0 (run_tails finds such tails by that if the index is dropped) and
+// 4 random bytes: tails of one series, only a few of them live at once,
+// are told apart by 32 random bits.
 ObjectId tail_id(const CollectionInfo &info, const ObjectId &bucket) {
     ObjectId id;
     if (!info.reopen_index) {
