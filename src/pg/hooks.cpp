@@ -89,6 +89,7 @@ PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_optio
                         ParamListInfo params) {
     tscoll::pg::plan_collection_reads(parse);
     tscoll::pg::TranslatedReturning returning = tscoll::pg::take_returning(parse);
+    tscoll::pg::count_by_returning(parse);
     PlannedStmt *result = prev_planner
                               ? prev_planner(parse, query_string, cursor_options, params)
                               : standard_planner(parse, query_string, cursor_options, params);
@@ -114,7 +115,33 @@ void on_executor_start(QueryDesc *query, int eflags) {
     tscoll::pg::note_executor_start();
 }
 
+void run_counting(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once,
+                  DestReceiver *counter) {
+    DestReceiver *client = query->dest;
+    query->dest = counter;
+    PG_TRY();
+    {
+        if (prev_executor_run)
+            prev_executor_run(query, direction, count, execute_once);
+        else
+            standard_ExecutorRun(query, direction, count, execute_once);
+    }
+    PG_CATCH();
+    {
+        query->dest = client;
+        tscoll::pg::finish_counting_run(query, counter);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    query->dest = client;
+    tscoll::pg::finish_counting_run(query, counter);
+}
+
 void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once) {
+    if (DestReceiver *counter = tscoll::pg::start_counting_run(query)) {
+        run_counting(query, direction, count, execute_once, counter);
+        return;
+    }
     tscoll::pg::ModificationCount counted = {false, false, 0, nullptr};
     bool translated = tscoll::pg::start_translated_run(query, &counted);
     tscoll::pg::ModificationCount *saved = tscoll::pg::counted_modification;

@@ -45,8 +45,21 @@ SELECT 'aggregation_in_shards',
 SELECT 'contents_equal_after_writes',
        same_results(contents('cpu'), contents('cpu_local'));
 
-UPDATE cpu SET tags = tags || '{"team": "moved"}' WHERE tags->>'hostname' = 'host_5';
-UPDATE cpu_local SET tags = tags || '{"team": "moved"}' WHERE tags->>'hostname' = 'host_5';
+-- The measurements a statement reports (its command tag's count).
+CREATE FUNCTION reported(statement text) RETURNS bigint LANGUAGE plpgsql AS
+$$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE statement;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+CREATE TEMP TABLE reported (statement text, distributed bigint, local bigint);
+INSERT INTO reported SELECT 'meta update',
+    reported($$UPDATE cpu SET tags = tags || '{"team": "moved"}' WHERE tags->>'hostname' = 'host_5'$$),
+    reported($$UPDATE cpu_local SET tags = tags || '{"team": "moved"}' WHERE tags->>'hostname' = 'host_5'$$);
 SELECT 'meta_update', same_results(contents('cpu'), contents('cpu_local'))
        AND (SELECT count(*) FROM cpu WHERE tags->>'team' = 'moved') = :hours * 360 + 3;
 -- The moved series still takes rows (its buckets keep their shard key).
@@ -56,9 +69,21 @@ INSERT INTO cpu SELECT * FROM moved;
 INSERT INTO cpu_local SELECT * FROM moved;
 SELECT 'insert_after_meta_update', same_results(contents('cpu'), contents('cpu_local'));
 
-DELETE FROM cpu WHERE tags->>'hostname' = 'host_6';
-DELETE FROM cpu_local WHERE tags->>'hostname' = 'host_6';
+INSERT INTO reported SELECT 'delete by meta',
+    reported($$DELETE FROM cpu WHERE tags->>'hostname' = 'host_6'$$),
+    reported($$DELETE FROM cpu_local WHERE tags->>'hostname' = 'host_6'$$);
 SELECT 'delete_by_meta', same_results(contents('cpu'), contents('cpu_local'));
+SELECT 'measurements_reported', bool_and(distributed = local AND local > 0) FROM reported;
+CREATE TEMP TABLE refused (ok boolean);
+DO $$
+BEGIN
+    EXECUTE 'DELETE FROM cpu WHERE tags->>''hostname'' = ''host_7'' RETURNING time';
+    INSERT INTO refused VALUES (false);
+EXCEPTION WHEN feature_not_supported THEN
+    INSERT INTO refused VALUES (true);
+END
+$$;
+SELECT 'returning_refused', coalesce(bool_and(ok), false) FROM refused;
 DELETE FROM cpu WHERE time < '2016-01-01 00:30:05';
 DELETE FROM cpu_local WHERE time < '2016-01-01 00:30:05';
 SELECT 'delete_by_time', same_results(contents('cpu'), contents('cpu_local'));

@@ -37,6 +37,8 @@ extern "C" {
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "catalog/pg_collation_d.h"
+#include "utils/fmgroids.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
@@ -293,6 +295,38 @@ void move_returning(Query *from, Index view_rti, Oid view, Query *to) {
 // The statement's target, the view, becomes the bucket table, read and
 // written as its owner; the view stays in the range table for the user's
 // privileges.
+// The column of tscoll's own RETURNING list: a distributed collection's
+// bucket rows are changed on the workers, where the access method cannot
+// count their measurements for the statement, so the statement returns
+// each row's control.count to the coordinator, which adds them up.
+constexpr const char *kCountedColumn = "tscoll_measurements";
+constexpr AttrNumber kBucketControl = 3;
+
+void count_by_returning(Query *q) {
+    Var *control = makeVar(q->resultRelation, kBucketControl, JSONBOID, -1, InvalidOid, 0);
+    Const *key = makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum("count"),
+                           false, false);
+    FuncExpr *field = makeFuncExpr(F_JSONB_OBJECT_FIELD_TEXT, TEXTOID, list_make2(control, key),
+                                   InvalidOid, DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL);
+    CoerceViaIO *count = makeNode(CoerceViaIO);
+    count->arg = reinterpret_cast<Expr *>(field);
+    count->resulttype = INT8OID;
+    count->resultcollid = InvalidOid;
+    count->coerceformat = COERCE_EXPLICIT_CAST;
+    count->location = -1;
+    q->returningList = list_make1(
+        makeTargetEntry(reinterpret_cast<Expr *>(count), 1, pstrdup(kCountedColumn), false));
+    RangeTblEntry *bucket = rt_fetch(q->resultRelation, q->rtable);
+    bucket->selectedCols =
+        bms_add_member(bucket->selectedCols, kBucketControl - FirstLowInvalidHeapAttributeNumber);
+}
+
+bool is_counting_list(List *targets) {
+    return list_length(targets) == 1 &&
+           linitial_node(TargetEntry, targets)->resname != nullptr &&
+           strcmp(linitial_node(TargetEntry, targets)->resname, kCountedColumn) == 0;
+}
+
 void retarget(Query *q, const Collection *c) {
     Index view_rti = q->resultRelation;
     List *returning = q->returningList;  // moved below, not mapped onto buckets
@@ -419,6 +453,11 @@ void translate(Query *q) {
     Collection *c = collection_of(rt_fetch(q->resultRelation, q->rtable));
     if (c == nullptr)
         return;
+    if (c->distributed && q->returningList != NIL)
+        refuse(psprintf("%s ... RETURNING is not supported on distributed time-series collection "
+                        "\"%s\"",
+                        command_name(q), c->name),
+               "Select the measurements first, then change them.");
     read_typed_columns(q, c);
     if (q->commandType == CMD_UPDATE)
         translate_update(q, c);
@@ -472,6 +511,21 @@ void translate_modification(Query *query) {
     dml::translate(query);
 }
 
+// At planning, not at parse analysis: a prepared statement's result
+// columns come from the query the plan cache keeps, which must not return.
+void count_by_returning(Query *parse) {
+    if ((parse->commandType != CMD_UPDATE && parse->commandType != CMD_DELETE) ||
+        parse->returningList != NIL || dml::modified_view(parse->rtable) == 0)
+        return;
+    Oid bucket_table = rt_fetch(parse->resultRelation, parse->rtable)->relid;
+    bool distributed = guarded([&] {
+        std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
+        return info && info->distributed();
+    });
+    if (distributed)
+        dml::count_by_returning(parse);
+}
+
 TranslatedReturning take_returning(Query *parse) {
     TranslatedReturning r = {0, 0, NIL};
     if (parse->returningList == NIL || (r.view_rti = dml::modified_view(parse->rtable)) == 0 ||
@@ -491,6 +545,52 @@ void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedR
     // MERGE on a view does not exist: this is a translated DELETE.
     if (result->commandType == CMD_MERGE && dml::modified_view(parse->rtable) != 0)
         result->commandType = CMD_DELETE;
+    // The client gets no rows from tscoll's own RETURNING (counting_run);
+    // the shards' statements, which return them, have no view.
+    if (dml::is_counting_list(parse->returningList) && dml::modified_view(parse->rtable) != 0)
+        result->hasReturning = false;
+}
+
+namespace {
+
+// Adds up the rows of tscoll's own RETURNING list.
+struct Counter {
+    DestReceiver receiver;
+    uint64 measurements;
+};
+
+bool count_row(TupleTableSlot *slot, DestReceiver *self) {
+    bool isnull = false;
+    Datum count = slot_getattr(slot, 1, &isnull);
+    if (!isnull)
+        reinterpret_cast<Counter *>(self)->measurements += DatumGetInt64(count);
+    return true;
+}
+
+void ignore_startup(DestReceiver *, int, TupleDesc) {}
+void ignore(DestReceiver *) {}
+
+}  // namespace
+
+DestReceiver *start_counting_run(QueryDesc *query) {
+    PlannedStmt *stmt = query->plannedstmt;
+    if ((stmt->commandType != CMD_UPDATE && stmt->commandType != CMD_DELETE) ||
+        stmt->hasReturning || !dml::is_counting_list(stmt->planTree->targetlist))
+        return nullptr;
+    auto *counter = static_cast<Counter *>(palloc0(sizeof(Counter)));
+    counter->receiver.receiveSlot = count_row;
+    counter->receiver.rStartup = ignore_startup;
+    counter->receiver.rShutdown = ignore;
+    counter->receiver.rDestroy = ignore;
+    counter->receiver.mydest = DestNone;
+    stmt->hasReturning = true;  // so that the executor sends the rows
+    return &counter->receiver;
+}
+
+void finish_counting_run(QueryDesc *query, DestReceiver *counter) {
+    query->plannedstmt->hasReturning = false;
+    if (query->estate != nullptr)
+        query->estate->es_processed = reinterpret_cast<Counter *>(counter)->measurements;
 }
 
 namespace {

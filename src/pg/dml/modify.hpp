@@ -36,6 +36,16 @@ void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedR
 // return) measurements. False for any other statement.
 bool start_translated_run(QueryDesc *query, ModificationCount *counted);
 
+// A translated UPDATE or DELETE of a distributed collection counts by
+// tscoll's own RETURNING list (dml/modify.cpp), which count_by_returning
+// gives it before it is planned: while it runs, its rows go
+// to the receiver start_counting_run returns (nullptr for any other
+// statement) in place of the client's, and finish_counting_run makes their
+// sum the statement's count.
+void count_by_returning(Query *parse);
+DestReceiver *start_counting_run(QueryDesc *query);
+void finish_counting_run(QueryDesc *query, DestReceiver *counter);
+
 // Called while a translated statement's error is being raised (in a
 // PG_CATCH, `context` not ErrorContext): a statement that waited for a
 // fold of the tails it read finds them deleted as rows moved elsewhere
