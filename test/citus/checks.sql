@@ -123,6 +123,30 @@ SELECT 'ttl_expires_distributed',
        AND (SELECT count(*) FROM recent) > 0
        AND same_results(contents('cpu'), contents('cpu_local'));
 
+-- The TTL monitor (every second, 10 buckets per transaction on this
+-- cluster) expires a distributed collection by itself.
+SELECT tscoll.create_collection('aging', 'time', 'tags') \g /dev/null
+SELECT tscoll.distribute_collection('aging', 4) \g /dev/null
+INSERT INTO aging SELECT time, tags, doc - '_id' - 'time' - 'tags' FROM cpu_local
+ WHERE time < '2016-01-01 01:00';
+INSERT INTO aging VALUES (now(), '{"hostname": "host_0"}', '{"usage_user": 1}');
+SELECT tscoll.coll_mod('aging', '{"expireAfterSeconds": 604800}') \g /dev/null
+CREATE FUNCTION waited_for_expiry() RETURNS boolean LANGUAGE plpgsql AS
+$$
+BEGIN
+    FOR i IN 1 .. 60 LOOP
+        IF (SELECT count(*) FROM aging) = 1 THEN
+            RETURN true;
+        END IF;
+        PERFORM pg_sleep(0.5);
+    END LOOP;
+    RETURN false;
+END
+$$;
+SELECT 'ttl_monitor_expires_distributed', waited_for_expiry()
+       AND (SELECT count(*) FROM "system.buckets.aging") = 1;
+SELECT tscoll.drop_collection('aging') \g /dev/null
+
 -- 4 sessions' single rows (run.sh): every row once, buckets within limits.
 CREATE TEMP VIEW events_buckets AS
 SELECT sum((control->>'count')::int) AS n, min(min_time) AS min_time, max(max_time) AS max_time

@@ -34,8 +34,11 @@ max_connections = 60
 max_worker_processes = 16
 fsync = off
 citus.shard_count = 8
-# the coordinator's TTL monitor expires distributed collections
+# the coordinator's TTL monitor expires distributed collections, in small
+# batches, every second
 tscoll.ttl_monitor_enabled = $([ "$i" -eq 0 ] && echo on || echo off)
+tscoll.ttl_monitor_sleep_secs = 1
+tscoll.ttl_batch_size = 10
 CONF
     "$BIN/pg_ctl" -D "$WORK/$node" -l "$WORK/$node.log" -w start >/dev/null
     "$BIN/createdb" -h "$WORK" -p $((PORT + i)) -U postgres "$DB"
