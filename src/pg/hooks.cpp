@@ -115,17 +115,19 @@ void on_executor_start(QueryDesc *query, int eflags) {
     tscoll::pg::note_executor_start();
 }
 
+void run_executor(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once) {
+    if (prev_executor_run)
+        prev_executor_run(query, direction, count, execute_once);
+    else
+        standard_ExecutorRun(query, direction, count, execute_once);
+}
+
 void run_counting(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once,
                   DestReceiver *counter) {
     DestReceiver *client = query->dest;
     query->dest = counter;
     PG_TRY();
-    {
-        if (prev_executor_run)
-            prev_executor_run(query, direction, count, execute_once);
-        else
-            standard_ExecutorRun(query, direction, count, execute_once);
-    }
+    { run_executor(query, direction, count, execute_once); }
     PG_CATCH();
     {
         query->dest = client;
@@ -147,12 +149,7 @@ void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bo
     tscoll::pg::ModificationCount *saved = tscoll::pg::counted_modification;
     tscoll::pg::counted_modification = translated ? &counted : nullptr;
     PG_TRY();
-    {
-        if (prev_executor_run)
-            prev_executor_run(query, direction, count, execute_once);
-        else
-            standard_ExecutorRun(query, direction, count, execute_once);
-    }
+    { run_executor(query, direction, count, execute_once); }
     PG_CATCH();
     {
         tscoll::pg::counted_modification = saved;

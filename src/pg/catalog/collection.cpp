@@ -68,9 +68,8 @@ std::optional<CollectionInfo> read_collection_row(const char *key, Oid relid) {
             elog(ERROR, "SPI_connect failed");
     });
     // tscoll.rollups is missing while an update from 0.1.0 is pending.
-    bool rollups_exist = pg_call([] {
-        return OidIsValid(get_relname_relid("rollups", get_namespace_oid("tscoll", true)));
-    });
+    bool rollups_exist = pg_call(
+        [] { return OidIsValid(get_relname_relid("rollups", get_namespace_oid("tscoll", true))); });
     std::string query =
         "SELECT c.view::oid, c.bucket_table::oid, r.relowner, "
         "       c.time_field, c.meta_field, c.bucket_max_span_seconds::int8, "

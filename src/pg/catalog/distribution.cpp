@@ -63,8 +63,8 @@ PlannedStmt *tscoll::pg::drop_of_distributed_views(PlannedStmt *pstmt) {
     bool distributed = false;
     ListCell *cell = nullptr;
     foreach (cell, drop->objects) {
-        Oid view = RangeVarGetRelid(makeRangeVarFromNameList(castNode(List, lfirst(cell))), NoLock,
-                                    true);
+        Oid view =
+            RangeVarGetRelid(makeRangeVarFromNameList(castNode(List, lfirst(cell))), NoLock, true);
         if (!OidIsValid(view))
             return nullptr;  // PostgreSQL words the error
         distributed |= guarded([&] {

@@ -30,6 +30,7 @@ extern "C" {
 #include "access/relation.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_collation_d.h"
 #include "catalog/pg_type_d.h"
 #include "commands/defrem.h"
 #include "commands/extension.h"
@@ -37,8 +38,6 @@ extern "C" {
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
-#include "catalog/pg_collation_d.h"
-#include "utils/fmgroids.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
@@ -51,6 +50,7 @@ extern "C" {
 #include "rewrite/rewriteManip.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/plancache.h"
 #include "utils/syscache.h"
@@ -292,9 +292,6 @@ void move_returning(Query *from, Index view_rti, Oid view, Query *to) {
     to->returningList = returning;
 }
 
-// The statement's target, the view, becomes the bucket table, read and
-// written as its owner; the view stays in the range table for the user's
-// privileges.
 // The column of tscoll's own RETURNING list: a distributed collection's
 // bucket rows are changed on the workers, where the access method cannot
 // count their measurements for the statement, so the statement returns
@@ -322,11 +319,13 @@ void count_by_returning(Query *q) {
 }
 
 bool is_counting_list(List *targets) {
-    return list_length(targets) == 1 &&
-           linitial_node(TargetEntry, targets)->resname != nullptr &&
+    return list_length(targets) == 1 && linitial_node(TargetEntry, targets)->resname != nullptr &&
            strcmp(linitial_node(TargetEntry, targets)->resname, kCountedColumn) == 0;
 }
 
+// The statement's target, the view, becomes the bucket table, read and
+// written as its owner; the view stays in the range table for the user's
+// privileges.
 void retarget(Query *q, const Collection *c) {
     Index view_rti = q->resultRelation;
     List *returning = q->returningList;  // moved below, not mapped onto buckets

@@ -265,17 +265,18 @@ bool BucketStore::in_transaction_snapshot(const ObjectId &id) {
     if (run(latest.c_str(), 3, types, values, nulls, 1) != 1)
         return true;  // gone: load() finds out
     bool isnull = false;
-    ItemPointerData latest_version = *reinterpret_cast<ItemPointer>(DatumGetPointer(
-        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
-    TransactionId writer =
-        DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+    ItemPointerData latest_version = *reinterpret_cast<ItemPointer>(
+        DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
+    TransactionId writer = DatumGetTransactionId(
+        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
     // This transaction's own version, maybe of this very statement (a
     // shard's xmin is a worker's transaction id: not comparable).
-    if (!info_.distributed() && pg_call([&] { return TransactionIdIsCurrentTransactionId(writer); }))
+    if (!info_.distributed() &&
+        pg_call([&] { return TransactionIdIsCurrentTransactionId(writer); }))
         return true;
     values[1] = PointerGetDatum(&latest_version);
-    std::string seen = "SELECT FROM " + info_.bucket_name + " WHERE _id = $1 AND ctid = $2" +
-                       shard_condition(3);
+    std::string seen =
+        "SELECT FROM " + info_.bucket_name + " WHERE _id = $1 AND ctid = $2" + shard_condition(3);
     return pg_call([&] {
         // The active snapshot: the transaction's.
         int rc = SPI_execute_with_args(seen.c_str(), 3, types, values, nullptr, true, 1);
@@ -632,8 +633,9 @@ void BucketStore::insert_new_rows() {
 
 void BucketStore::update(const Bucket &bucket, const StoredBucket &stored, Jsonb *meta) {
     note_replaced_row(stored.row);
-    std::string query = "UPDATE " + info_.bucket_name + " SET control = $2, data = $3 WHERE _id = $1" +
-                        shard_condition(4) + " RETURNING ctid, xmin";
+    std::string query = "UPDATE " + info_.bucket_name +
+                        " SET control = $2, data = $3 WHERE _id = $1" + shard_condition(4) +
+                        " RETURNING ctid, xmin";
     std::string data = bucket.encode();
     Oid types[] = {objectid_type(), JSONBOID, BYTEAOID, INT4OID};
     Datum values[] = {objectid_datum(bucket.id(), row_context_),
@@ -715,17 +717,18 @@ void BucketStore::delete_folded_tails(const Bucket &bucket, uint32_t tails, Json
 // a folded tail then skips it, as it skips any row deleted under it
 // (doc/ARCHITECTURE.md, Scale-out).
 void BucketStore::delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows) {
-    std::string query = "DELETE FROM " + info_.bucket_name + " WHERE series_hash = $1 AND ctid = ANY($2)";
+    std::string query =
+        "DELETE FROM " + info_.bucket_name + " WHERE series_hash = $1 AND ctid = ANY($2)";
     Oid types[] = {INT4OID, TIDARRAYOID};
     Datum values[2];
+    std::vector<Datum> tids;
+    for (const ItemPointerData &row : rows)
+        tids.push_back(PointerGetDatum(&row));
     pg_call([&] {
-        std::vector<Datum> tids;
-        for (const ItemPointerData &row : rows)
-            tids.push_back(PointerGetDatum(&row));
         values[0] = Int32GetDatum(series_hash);
-        values[1] = PointerGetDatum(construct_array(tids.data(), static_cast<int>(tids.size()),
-                                                    TIDOID, sizeof(ItemPointerData), false,
-                                                    TYPALIGN_SHORT));
+        values[1] =
+            PointerGetDatum(construct_array(tids.data(), static_cast<int>(tids.size()), TIDOID,
+                                            sizeof(ItemPointerData), false, TYPALIGN_SHORT));
     });
     if (write(query.c_str(), 2, types, values, nullptr) != rows.size())
         throw Error(ErrorCode::Internal, "a tail of a bucket being folded changed while locked");
