@@ -2346,6 +2346,12 @@ $$;
 -- Scale-out with Citus (doc/REFERENCE.md §2.10, doc/ARCHITECTURE.md "Scale-out").
 ------------------------------------------------------------------------------
 
+-- A collection's view stays on the coordinator until the collection is
+-- distributed (Citus then copies it to the workers): without this, Citus
+-- warns at each create_collection that it cannot distribute the view.
+ALTER FUNCTION tscoll._create_collection_objects(text, text, jsonb)
+    SET citus.enable_ddl_propagation = off;
+
 -- The shard key an _id carries, and the _id a bucket of the series `meta`
 -- gets in a distributed collection (ObjectId::series_hash).
 CREATE FUNCTION tscoll._series_hash(_id tscoll.objectid) RETURNS integer
