@@ -1828,8 +1828,6 @@ BEGIN
         RAISE EXCEPTION 'time-series collection % is not distributed', c.view USING ERRCODE = '55000';
     END IF;
     EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', c.bucket_table);
-    -- Citus's removal functions do nothing without it.
-    PERFORM set_config('citus.enable_ddl_propagation', 'on', true);
     SELECT n.nspname, r.relname, k.conname INTO t
       FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace
       JOIN pg_constraint k ON k.conrelid = r.oid AND k.contype = 'p'
@@ -1862,3 +1860,5 @@ END
 $$;
 COMMENT ON FUNCTION tscoll.undistribute_collection(regclass) IS
     'brings a distributed collection''s buckets back into a local bucket table';
+-- Citus's removal functions do nothing without it.
+ALTER FUNCTION tscoll.undistribute_collection(regclass) SET citus.enable_ddl_propagation = on;

@@ -89,7 +89,6 @@ PlannedStmt *on_planner(Query *parse, const char *query_string, int cursor_optio
                         ParamListInfo params) {
     tscoll::pg::plan_collection_reads(parse);
     tscoll::pg::TranslatedReturning returning = tscoll::pg::take_returning(parse);
-    tscoll::pg::count_by_returning(parse);
     PlannedStmt *result = prev_planner
                               ? prev_planner(parse, query_string, cursor_options, params)
                               : standard_planner(parse, query_string, cursor_options, params);
@@ -122,12 +121,13 @@ void run_executor(QueryDesc *query, ScanDirection direction, uint64 count, bool 
         standard_ExecutorRun(query, direction, count, execute_once);
 }
 
-void run_counting(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once,
+void run_counting(QueryDesc *query, ScanDirection direction, bool execute_once,
                   DestReceiver *counter) {
     DestReceiver *client = query->dest;
     query->dest = counter;
+    // Every row, whatever the caller's limit: the client gets none of them.
     PG_TRY();
-    { run_executor(query, direction, count, execute_once); }
+    { run_executor(query, direction, 0, execute_once); }
     PG_CATCH();
     {
         query->dest = client;
@@ -141,7 +141,7 @@ void run_counting(QueryDesc *query, ScanDirection direction, uint64 count, bool 
 
 void on_executor_run(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once) {
     if (DestReceiver *counter = tscoll::pg::start_counting_run(query)) {
-        run_counting(query, direction, count, execute_once, counter);
+        run_counting(query, direction, execute_once, counter);
         return;
     }
     tscoll::pg::ModificationCount counted = {false, false, 0, nullptr};

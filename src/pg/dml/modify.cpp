@@ -510,26 +510,39 @@ void translate_modification(Query *query) {
     dml::translate(query);
 }
 
-// At planning, not at parse analysis: a prepared statement's result
-// columns come from the query the plan cache keeps, which must not return.
-void count_by_returning(Query *parse) {
+namespace {
+
+// Gives a translated UPDATE or DELETE of a distributed collection, without
+// a RETURNING of the user's, tscoll's own; true when it did. At planning,
+// not at parse analysis: a prepared statement's result columns come from
+// the query the plan cache keeps, which must not return.
+bool count_by_returning(Query *parse) {
+    Index view_rti = dml::modified_view(parse->rtable);
     if ((parse->commandType != CMD_UPDATE && parse->commandType != CMD_DELETE) ||
-        parse->returningList != NIL || dml::modified_view(parse->rtable) == 0)
-        return;
+        parse->returningList != NIL || view_rti == 0)
+        return false;
+    Oid view = rt_fetch(view_rti, parse->rtable)->relid;
     Oid bucket_table = rt_fetch(parse->resultRelation, parse->rtable)->relid;
     bool distributed = guarded([&] {
         std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
-        return info && info->distributed();
+        return info && info->view == view && info->distributed();
     });
     if (distributed)
         dml::count_by_returning(parse);
+    return distributed;
 }
 
+}  // namespace
+
 TranslatedReturning take_returning(Query *parse) {
-    TranslatedReturning r = {0, 0, NIL};
-    if (parse->returningList == NIL || (r.view_rti = dml::modified_view(parse->rtable)) == 0 ||
+    TranslatedReturning r = {0, 0, NIL, false};
+    if (parse->returningList == NIL) {
+        r.counting = count_by_returning(parse);
+        return r;
+    }
+    if ((r.view_rti = dml::modified_view(parse->rtable)) == 0 ||
         (r.returned_rti = dml::returned_entry(parse->rtable)) == 0)
-        return TranslatedReturning{0, 0, NIL};
+        return TranslatedReturning{0, 0, NIL, false};
     r.returning = parse->returningList;
     parse->returningList = NIL;
     return r;
@@ -544,9 +557,8 @@ void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedR
     // MERGE on a view does not exist: this is a translated DELETE.
     if (result->commandType == CMD_MERGE && dml::modified_view(parse->rtable) != 0)
         result->commandType = CMD_DELETE;
-    // The client gets no rows from tscoll's own RETURNING (counting_run);
-    // the shards' statements, which return them, have no view.
-    if (dml::is_counting_list(parse->returningList) && dml::modified_view(parse->rtable) != 0)
+    // The client gets no rows from tscoll's own RETURNING (start_counting_run).
+    if (r.counting)
         result->hasReturning = false;
 }
 

@@ -22,11 +22,14 @@ void translate_modification(Query *query);
 // A translated statement's RETURNING reads measurements, which the bucket
 // table's ModifyTable cannot return: it is taken off the query before
 // PostgreSQL plans it, and planned above the ModifyTable after
-// (nodes/returning.hpp). Zeros when there is none.
+// (nodes/returning.hpp). Zeros when there is none. A translated UPDATE or
+// DELETE of a distributed collection without one gets tscoll's own
+// instead (`counting`), which counts its measurements.
 struct TranslatedReturning {
     Index view_rti;
     Index returned_rti;  // the range table entry its columns read
     List *returning;
+    bool counting;
 };
 TranslatedReturning take_returning(Query *parse);
 void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedReturning &r);
@@ -37,12 +40,11 @@ void finish_translated_plan(Query *parse, PlannedStmt *result, const TranslatedR
 bool start_translated_run(QueryDesc *query, ModificationCount *counted);
 
 // A translated UPDATE or DELETE of a distributed collection counts by
-// tscoll's own RETURNING list (dml/modify.cpp), which count_by_returning
-// gives it before it is planned: while it runs, its rows go
-// to the receiver start_counting_run returns (nullptr for any other
-// statement) in place of the client's, and finish_counting_run makes their
-// sum the statement's count.
-void count_by_returning(Query *parse);
+// tscoll's own RETURNING list (dml/modify.cpp), which take_returning gives
+// it before it is planned: while it runs, its rows go to the receiver
+// start_counting_run returns (nullptr for any other statement) in place of
+// the client's, and finish_counting_run makes their sum the statement's
+// count.
 DestReceiver *start_counting_run(QueryDesc *query);
 void finish_counting_run(QueryDesc *query, DestReceiver *counter);
 
