@@ -41,10 +41,13 @@ TSCOLL_FUNCTION(tscoll_series_hash) {
 TSCOLL_FUNCTION(tscoll_with_series_hash) {
     if (PG_ARGISNULL(0))
         PG_RETURN_NULL();
+    // meta's value is alive here: PostgreSQL is called through pg_call.
     std::optional<tscoll::Value> meta;
     if (!PG_ARGISNULL(1))
-        meta = tscoll::pg::jsonb_to_value(PG_GETARG_JSONB_P(1));
-    auto *result = static_cast<tscoll::ObjectId *>(palloc(sizeof(tscoll::ObjectId)));
+        meta =
+            tscoll::pg::jsonb_to_value(tscoll::pg::pg_call([&] { return PG_GETARG_JSONB_P(1); }));
+    auto *result = static_cast<tscoll::ObjectId *>(
+        tscoll::pg::pg_call([] { return palloc(sizeof(tscoll::ObjectId)); }));
     *result = arg_objectid(fcinfo, 0)->with_series_hash(
         tscoll::pg::series_hash_of(tscoll::series_key(meta)));
     PG_RETURN_POINTER(result);
