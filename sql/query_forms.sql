@@ -59,6 +59,7 @@ DECLARE
     body text;
     form text := pick(ARRAY['aggregate', 'aggregate', 'aggregate', 'rows', 'star', 'latest']);
     by_meta boolean;
+    source text;
 BEGIN
     IF form = 'rows' THEN
         body := 'SELECT t, m->>''s'' AS s, (doc->>''v'')::float8 AS v FROM %1$s' || where_clause;
@@ -75,6 +76,15 @@ BEGIN
                 || CASE WHEN by_meta THEN 'm->>''s'' AS s, ' ELSE '' END
                 || aggregates || ' FROM %1$s' || where_clause || ' GROUP BY ' || pick(ARRAY['g', '1'])
                 || CASE WHEN by_meta THEN pick(ARRAY[', s', ', 2']) ELSE '' END;
+    END IF;
+    -- The collection read as it is, or through a subquery or a CTE that
+    -- names its columns (as a user's view does), with a WHERE of its own.
+    source := pick(ARRAY['%1$s', '%1$s', '(SELECT * FROM %1$s) r',
+        '(SELECT t, m, doc FROM %1$s WHERE t > ''2024-03-09 01:00'') r', 'named']);
+    IF source = 'named' THEN
+        body := 'WITH named AS (SELECT doc, t, m FROM %1$s) ' || replace(body, 'FROM %1$s', 'FROM named');
+    ELSE
+        body := replace(body, 'FROM %1$s', 'FROM ' || source);
     END IF;
     RETURN pick(ARRAY[body, body, 'SELECT * FROM (' || body || ') sub',
                       'WITH q AS (' || body || ') SELECT * FROM q']);
@@ -144,7 +154,26 @@ SELECT count(*) AS differ FROM (
   (SELECT date_trunc('hour', t), series, max(v) FROM qf_plain_user WHERE series IN ('1', '2') GROUP BY 1, 2
    EXCEPT ALL
    SELECT date_trunc('hour', t), series, max(v) FROM qf_user WHERE series IN ('1', '2') GROUP BY 1, 2)) d;
-DROP VIEW qf_user, qf_plain_user;
+-- A view on the collection is merged into the query that reads it: the
+-- query's time condition prunes buckets and its grouping is computed in
+-- buckets, as on the collection itself; so for a CTE read once and a view
+-- on that view.
+EXPLAIN (COSTS OFF)
+SELECT date_trunc('hour', t), series, max(v) FROM qf_user WHERE t < '2024-03-09 06:00' GROUP BY 1, 2;
+CREATE VIEW qf_user_positive AS SELECT * FROM qf_user WHERE v > 0;
+EXPLAIN (COSTS OFF)
+WITH r AS (SELECT t, v FROM qf_user_positive WHERE series = '1')
+SELECT t, v FROM r WHERE t >= '2024-03-09 20:00' ORDER BY t DESC LIMIT 3;
+SELECT count(*) AS differ FROM (
+  (WITH r AS (SELECT t, v FROM qf_user_positive WHERE series = '1')
+   SELECT t, v FROM r WHERE t >= '2024-03-09 20:00' ORDER BY t DESC LIMIT 3)
+  EXCEPT ALL
+  (SELECT t, (doc->>'v')::float8 FROM qf_plain WHERE m->>'s' = '1' AND (doc->>'v')::float8 > 0
+      AND t >= '2024-03-09 20:00' ORDER BY t DESC LIMIT 3)) d;
+-- Not merged: a CTE read twice, or one asked to be materialized.
+EXPLAIN (COSTS OFF)
+WITH r AS MATERIALIZED (SELECT t, v FROM qf_user) SELECT max(v) FROM r WHERE t < '2024-03-09 01:00';
+DROP VIEW qf_user_positive, qf_user, qf_plain_user;
 SELECT tscoll.create_collection('qf_other', 't', 'm') IS NOT NULL AS created;
 INSERT INTO qf_other SELECT t + interval '1 day', m, doc - '_id' - 't' - 'm' FROM qf_plain WHERE m->>'s' = '1';
 CREATE TABLE qf_other_plain AS SELECT t, m, doc - '_id' AS doc FROM qf_other;

@@ -94,6 +94,14 @@ Node *meta_of_buckets(Node *node, CollectionRead *read);
 // measurements at or after (upper: at or before) `bound`.
 List *window_from(Node *bound, bool upper);
 
+// Whether the view of range table entry `rti` is a collection's; fills `read`
+// (read_plan.cpp).
+bool recognise(Query *query, Index rti, CollectionRead *read);
+
+// Subqueries and CTEs that project a collection view, merged into `query`
+// (subqueries.cpp).
+void merge_view_subqueries(Query *query);
+
 // Last and first points (points.cpp).
 bool selects_from_view_alone(const CollectionRead &read);
 bool selects_by_meta_only(const CollectionRead &read);

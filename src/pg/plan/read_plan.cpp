@@ -633,6 +633,7 @@ void unpack_only_used_fields(CollectionRead read, List *window) {
 bool plan_reads_in(Node *node, void *context);
 
 void plan_query_reads(Query *query) {
+    merge_view_subqueries(query);
     for (Index rti = 1; rti <= static_cast<Index>(list_length(query->rtable)); rti++) {
         CollectionRead read;
         if (!recognise(query, rti, &read))
