@@ -135,6 +135,29 @@ DROP TRIGGER escalate ON shared."system.buckets.alice_data";
 DROP FUNCTION shared.escalate();
 RESET ROLE;
 
+-- A view of the owner's on the collection is merged into the queries that
+-- read it (doc/REFERENCE.md §3.4): reading the view is still checked, and
+-- the view still reads the collection with its owner's rights.
+SET ROLE tscoll_alice;
+INSERT INTO shared.alice_data (t, m, doc) VALUES ('2024-01-02 00:00:00+00', '"x"', '{"v": 2}');
+CREATE VIEW shared.alice_values AS SELECT t, (doc->>'v')::float8 AS v FROM shared.alice_data;
+RESET ROLE;
+SET ROLE tscoll_bob;
+SELECT try($$SELECT max(v) FROM shared.alice_values WHERE t >= '2024-01-01'$$);
+SELECT try($$WITH r AS (SELECT * FROM shared.alice_values) SELECT count(*) FROM r WHERE v > 0$$);
+RESET ROLE;
+SET ROLE tscoll_alice;
+GRANT SELECT ON shared.alice_values TO tscoll_bob;
+RESET ROLE;
+SET ROLE tscoll_bob;
+SELECT max(v) FROM shared.alice_values WHERE t >= '2024-01-01';
+WITH r AS (SELECT * FROM shared.alice_values) SELECT count(*) FROM r WHERE v > 0;
+SELECT try($$SELECT count(*) FROM (SELECT t FROM shared.alice_data) r WHERE t >= '2024-01-01'$$);
+RESET ROLE;
+SET ROLE tscoll_alice;
+DROP VIEW shared.alice_values;
+RESET ROLE;
+
 -- The owner drops it.
 SET ROLE tscoll_alice;
 SELECT tscoll.drop_collection('shared.alice_data');

@@ -133,7 +133,9 @@ SELECT count(*) FILTER (WHERE plan LIKE '%Partial Aggregates%') AS in_buckets,
   FROM (SELECT plan_of(query) AS plan FROM drawn) p;
 
 -- Forms beside the grammar: gap filling, aggregates that are not computed
--- in buckets, a user's own view, and a UNION ALL of two collections.
+-- in buckets, subqueries of the collection that refer to an outer query,
+-- on the nullable side of an outer join or read as whole rows, a user's
+-- own view, and a UNION ALL of two collections.
 SELECT q, differ(q, true) AS fast, differ(q, false) AS slow
   FROM unnest(ARRAY[
     $q$SELECT g.h, x.top FROM generate_series('2024-03-09'::timestamptz, '2024-03-10', interval '1 hour') g(h)
@@ -143,7 +145,13 @@ SELECT q, differ(q, true) AS fast, differ(q, false) AS slow
               percentile_cont(0.5) WITHIN GROUP (ORDER BY (doc->>'v')::float8) FROM %1$s GROUP BY 1$q$,
     $q$SELECT h, top - lag(top) OVER (ORDER BY h) AS rise
          FROM (SELECT date_bin('30 minutes', t, '2024-03-09') AS h, max((doc->>'v')::float8) AS top
-                 FROM %1$s WHERE t < '2024-03-09 12:00' GROUP BY 1) x$q$]) q;
+                 FROM %1$s WHERE t < '2024-03-09 12:00' GROUP BY 1) x$q$,
+    $q$SELECT g.h, (SELECT count(*) FROM (SELECT t FROM %1$s WHERE t < g.h) r WHERE t > g.h - interval '2 hours')
+         FROM generate_series('2024-03-09'::timestamptz, '2024-03-10', interval '3 hours') g(h)$q$,
+    $q$SELECT g.h, r.v FROM generate_series('2024-03-09'::timestamptz, '2024-03-10', interval '1 hour') g(h)
+         LEFT JOIN (SELECT t, (doc->>'v')::float8 AS v FROM %1$s WHERE m->>'s' = '1') r
+         ON r.t >= g.h AND r.t < g.h + interval '5 minutes'$q$,
+    $q$SELECT r FROM (SELECT t, (doc->>'v')::float8 AS v FROM %1$s WHERE m->>'s' = '2') r WHERE t < '2024-03-09 03:00'$q$]) q;
 CREATE VIEW qf_user AS SELECT t, m->>'s' AS series, (doc->>'v')::float8 AS v FROM qf;
 CREATE VIEW qf_plain_user AS SELECT t, m->>'s' AS series, (doc->>'v')::float8 AS v FROM qf_plain;
 SELECT count(*) AS differ FROM (
