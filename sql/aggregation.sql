@@ -275,8 +275,9 @@ SELECT t FROM e WHERE (doc->>'v')::float8 > 2 AND t > '2024-01-01 00:02';
 EXPLAIN (COSTS OFF) SELECT max((doc->>'n')::float8) FROM e WHERE t > '2024-01-01';
 
 -- The latest groups (ORDER BY date_trunc(unit, time) DESC LIMIT k) read
--- only the buckets that reach the k-th latest group known from max_time
--- and from the buckets that reach past the upper bound. The data has gaps:
+-- only the buckets that reach the k-th latest group known from max_time,
+-- from the buckets that reach past the upper bound and from the latest
+-- bucket. The data has gaps:
 -- nothing between 2024-03-10 23:59 and 2024-04-06 12:00.
 SELECT compare(format($q$SELECT date_trunc(%L, t) AS g, max((doc->>'v')::float8), count(*)
                         FROM %%1$s WHERE %s GROUP BY 1 ORDER BY 1 DESC LIMIT %s$q$, unit, c, k))
@@ -305,6 +306,23 @@ END
 $$;
 SELECT buckets_read($q$SELECT date_trunc('minute', t), max((doc->>'v')::float8) FROM g
                        WHERE t < '2024-03-10 06:30' GROUP BY 1 ORDER BY 1 DESC LIMIT 5$q$);
+-- Series whose buckets end at the same times (every series' hour ends at
+-- :59:50) have few distinct max_time groups: the groups of the latest
+-- bucket, decoded, bound the read to the last hour's 10 buckets.
+SELECT tscoll.create_collection('ticks', 't', 'm', bucket_max_span_seconds => 3600,
+                                bucket_rounding_seconds => 3600) IS NOT NULL AS created;
+INSERT INTO ticks (t, m, doc)
+SELECT '2024-03-09'::timestamptz + i * interval '10 seconds', to_jsonb(s), jsonb_build_object('v', (i * 7 + s) % 101)
+  FROM generate_series(0, 6 * 360 - 1) i, generate_series(1, 10) s;
+SELECT buckets_read($q$SELECT date_trunc('minute', t), max((doc->>'v')::float8) FROM ticks
+                       GROUP BY 1 ORDER BY 1 DESC LIMIT 5$q$);
+SELECT date_trunc('minute', t), max((doc->>'v')::float8), count(*) FROM ticks
+ GROUP BY 1 ORDER BY 1 DESC LIMIT 5;
+SET tscoll.enable_bucket_pruning = off;
+SELECT date_trunc('minute', t), max((doc->>'v')::float8), count(*) FROM ticks
+ GROUP BY 1 ORDER BY 1 DESC LIMIT 5;
+RESET tscoll.enable_bucket_pruning;
+SELECT tscoll.drop_collection('ticks');
 
 -- The same for bins: date_bin, time_bucket, and Grafana's epoch groupings
 -- that order their groups as the bins (not mod(floor(...), 60), which does not).

@@ -548,13 +548,30 @@ char *bound_sql(const Comparison &c, bool present, int param) {
     return psprintf("$%d, %s", param, strict ? "true" : "false");
 }
 
+// The groups, within the bounds, of the measurements of the buckets `from`
+// (a FROM item named l) that pass `where`: their times decoded.
+char *groups_of_buckets(const BucketAggregation &a, const char *unit, const char *from,
+                        const char *where) {
+    bool bins = a.grouping.unit == nullptr;
+    return psprintf(
+        "SELECT s.time FROM %s, LATERAL tscoll._unpack_groups(l._id, l.meta, l.data, %s, %s, %s, "
+        "'{n}', %s, %s%s) AS s(time timestamptz, doc jsonb, n bigint) WHERE %s",
+        from, quote_literal_cstr(a.time_field),
+        a.meta_field != nullptr ? quote_literal_cstr(a.meta_field) : "NULL", bins ? "NULL" : unit,
+        bound_sql(a.lower, a.has_lower, 1), bound_sql(a.upper, a.has_upper, 2),
+        bins ? ", $3, $4" : "", where);
+}
+
 void read_latest_groups_only(const BucketAggregation &a) {
     int64 k = latest_groups_asked(a);
     if (k == 0)
         return;
-    // Groups known to exist: those of the max_time within the bounds, and
-    // those of the buckets that reach past the upper bound, found by
-    // decoding their times.
+    // Groups known to exist: those of the max_time within the bounds, those
+    // of the buckets that reach past the upper bound, and those of the
+    // latest bucket that may hold measurements within them, the last two
+    // found by decoding their times. Many series whose buckets end at the
+    // same times (TSBS: every host's hour ends at :59:50) have few distinct
+    // max_time groups; their latest bucket alone often holds k groups.
     StringInfoData within, lower;
     initStringInfo(&within);
     initStringInfo(&lower);
@@ -562,7 +579,8 @@ void read_latest_groups_only(const BucketAggregation &a) {
     if (a.has_lower)
         appendStringInfo(&lower, " AND l.max_time %s $1", operator_of(a.lower.strategy));
     appendStringInfoString(&within, lower.data);
-    if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
+    bool upper = a.has_upper && a.upper.strategy != BTEqualStrategyNumber;
+    if (upper)
         appendStringInfo(&within, " AND l.max_time %s $2", operator_of(a.upper.strategy));
     // The group of l.max_time, and _unpack_groups' arguments for it.
     bool bins = a.grouping.unit == nullptr;
@@ -570,23 +588,30 @@ void read_latest_groups_only(const BucketAggregation &a) {
     char *group = bins ? pstrdup("pg_catalog.date_bin($3, l.max_time, $4)")
                        : psprintf("pg_catalog.date_trunc(%s, l.max_time)", unit);
     char *past_upper = pstrdup("");
-    if (a.has_upper && a.upper.strategy != BTEqualStrategyNumber)
-        past_upper = psprintf(
-            " UNION ALL SELECT s.time FROM %%s l, LATERAL tscoll._unpack_groups(l._id, l.meta, "
-            "l.data, %s, %s, %s, '{n}', %s, %s%s) AS s(time timestamptz, doc jsonb, n bigint) "
-            "WHERE %s AND NOT (l.max_time %s $2) AND l.min_time %s $2",
-            quote_literal_cstr(a.time_field),
-            a.meta_field != nullptr ? quote_literal_cstr(a.meta_field) : "NULL",
-            bins ? "NULL" : unit, bound_sql(a.lower, a.has_lower, 1),
-            bound_sql(a.upper, a.has_upper, 2), bins ? ", $3, $4" : "", lower.data,
-            operator_of(a.upper.strategy), operator_of(a.upper.strategy));
+    if (upper)
+        past_upper = psprintf(" UNION ALL %s",
+                              groups_of_buckets(a, unit, "%s l",
+                                                psprintf("%s AND NOT (l.max_time %s $2) AND "
+                                                         "l.min_time %s $2",
+                                                         lower.data, operator_of(a.upper.strategy),
+                                                         operator_of(a.upper.strategy))));
+    char *latest_bucket = psprintf(
+        " UNION ALL %s",
+        groups_of_buckets(a, unit,
+                          psprintf("(SELECT * FROM %%s l WHERE %s%s ORDER BY l.max_time DESC "
+                                   "LIMIT 1) l",
+                                   lower.data,
+                                   upper ? psprintf(" AND l.min_time %s $2",
+                                                    operator_of(a.upper.strategy))
+                                         : ""),
+                          "true"));
     // %%s: the bucket table, filled in by analysed_bucket_condition.
     // An epoch grouping may round the last microseconds of a bin into the
     // next (Bins): the buckets of one bin more are read.
     char *condition = psprintf(
         "b.max_time >= coalesce((SELECT DISTINCT g FROM (SELECT %s AS g FROM %%s l "
-        "WHERE %s%s) AS known ORDER BY 1 DESC OFFSET " INT64_FORMAT " LIMIT 1), '-infinity')%s",
-        group, within.data, past_upper, k - 1, bins && !a.grouping.exact ? " - $3" : "");
+        "WHERE %s%s%s) AS known ORDER BY 1 DESC OFFSET " INT64_FORMAT " LIMIT 1), '-infinity')%s",
+        group, within.data, past_upper, latest_bucket, k - 1, bins && !a.grouping.exact ? " - $3" : "");
     LatestGroups latest = {&a, a.has_lower ? a.lower.bound : nullptr,
                            a.has_upper ? a.upper.bound : nullptr, a.grouping.stride,
                            a.grouping.origin};
