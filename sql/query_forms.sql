@@ -178,7 +178,19 @@ SELECT count(*) AS differ FROM (
   EXCEPT ALL
   (SELECT t, (doc->>'v')::float8 FROM qf_plain WHERE m->>'s' = '1' AND (doc->>'v')::float8 > 0
       AND t >= '2024-03-09 20:00' ORDER BY t DESC LIMIT 3)) d;
--- Not merged: a CTE read twice, or one asked to be materialized.
+-- Not merged: a subquery with anything volatile (its WHERE would run once
+-- per row of the join), the source of a MERGE (whose WHERE is the ON of an
+-- outer join), a CTE read twice, or one asked to be materialized.
+CREATE SEQUENCE qf_seq;
+SELECT count(*) FROM (SELECT t FROM qf WHERE nextval('qf_seq') <= 1000) r, generate_series(1, 3) g;
+SELECT setval('qf_seq', 1, false);
+WITH r AS (SELECT t FROM qf WHERE nextval('qf_seq') <= 1000) SELECT count(*) FROM r, generate_series(1, 3) g;
+DROP SEQUENCE qf_seq;
+CREATE TABLE qf_target (t timestamptz, v float8);
+MERGE INTO qf_target USING (SELECT t, (doc->>'v')::float8 AS v FROM qf WHERE m->>'s' = '1') r
+   ON qf_target.t = r.t WHEN NOT MATCHED THEN INSERT VALUES (r.t, r.v);
+SELECT (SELECT count(*) FROM qf_target) = (SELECT count(*) FROM qf_plain WHERE m->>'s' = '1') AS merged_each_once;
+DROP TABLE qf_target;
 EXPLAIN (COSTS OFF)
 WITH r AS MATERIALIZED (SELECT t, v FROM qf_user) SELECT max(v) FROM r WHERE t < '2024-03-09 01:00';
 DROP VIEW qf_user_positive, qf_user, qf_plain_user;

@@ -597,21 +597,21 @@ void read_latest_groups_only(const BucketAggregation &a) {
                                                          operator_of(a.upper.strategy))));
     char *latest_bucket = psprintf(
         " UNION ALL %s",
-        groups_of_buckets(a, unit,
-                          psprintf("(SELECT * FROM %%s l WHERE %s%s ORDER BY l.max_time DESC "
-                                   "LIMIT 1) l",
-                                   lower.data,
-                                   upper ? psprintf(" AND l.min_time %s $2",
-                                                    operator_of(a.upper.strategy))
-                                         : ""),
-                          "true"));
+        groups_of_buckets(
+            a, unit,
+            psprintf("(SELECT * FROM %%s l WHERE %s%s ORDER BY l.max_time DESC "
+                     "LIMIT 1) l",
+                     lower.data,
+                     upper ? psprintf(" AND l.min_time %s $2", operator_of(a.upper.strategy)) : ""),
+            "true"));
     // %%s: the bucket table, filled in by analysed_bucket_condition.
     // An epoch grouping may round the last microseconds of a bin into the
     // next (Bins): the buckets of one bin more are read.
     char *condition = psprintf(
         "b.max_time >= coalesce((SELECT DISTINCT g FROM (SELECT %s AS g FROM %%s l "
         "WHERE %s%s%s) AS known ORDER BY 1 DESC OFFSET " INT64_FORMAT " LIMIT 1), '-infinity')%s",
-        group, within.data, past_upper, latest_bucket, k - 1, bins && !a.grouping.exact ? " - $3" : "");
+        group, within.data, past_upper, latest_bucket, k - 1,
+        bins && !a.grouping.exact ? " - $3" : "");
     LatestGroups latest = {&a, a.has_lower ? a.lower.bound : nullptr,
                            a.has_upper ? a.upper.bound : nullptr, a.grouping.stride,
                            a.grouping.origin};

@@ -33,6 +33,8 @@ namespace {
 // table entry, else 0. The other entries of its range table are outside
 // its FROM: the *OLD* and *NEW* entries of a view's query, which carry the
 // permission checks of the view itself, and subqueries merged into it.
+// Nothing volatile: merged, its WHERE would run once per row of the
+// query's joins, not of the view (inline_cte refuses such CTEs too).
 Index projected_view(Query *subquery) {
     if (subquery->commandType != CMD_SELECT || subquery->hasAggs || subquery->hasWindowFuncs ||
         subquery->hasTargetSRFs || subquery->hasSubLinks || subquery->hasDistinctOn ||
@@ -44,7 +46,7 @@ Index projected_view(Query *subquery) {
         subquery->limitCount != nullptr || subquery->rowMarks != NIL ||
         subquery->setOperations != nullptr || list_length(subquery->jointree->fromlist) != 1 ||
         !IsA(linitial(subquery->jointree->fromlist), RangeTblRef) ||
-        contain_volatile_functions(reinterpret_cast<Node *>(subquery->targetList)))
+        contain_volatile_functions(reinterpret_cast<Node *>(subquery)))
         return 0;
     auto view =
         static_cast<Index>(linitial_node(RangeTblRef, subquery->jointree->fromlist)->rtindex);
@@ -140,7 +142,10 @@ void merge_subquery(Query *query, Index rti, Index view) {
 }  // namespace
 
 void merge_view_subqueries(Query *query) {
-    if (query->rowMarks != NIL || query->groupingSets != NIL || query->setOperations != nullptr)
+    // A MERGE's WHERE is its ON condition, which PostgreSQL turns into an
+    // outer join's: a source's WHERE must not join it.
+    if (query->commandType == CMD_MERGE || query->rowMarks != NIL || query->groupingSets != NIL ||
+        query->setOperations != nullptr)
         return;
     // Entries a merge appends are the merged subqueries' own: not visited.
     auto entries = static_cast<Index>(list_length(query->rtable));
