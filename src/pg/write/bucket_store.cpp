@@ -505,10 +505,13 @@ uint64 BucketStore::write(const char *query, int nargs, Oid *types, Datum *value
 }
 
 void BucketStore::insert(const Bucket &bucket, Jsonb *meta) {
-    std::string data = bucket.encode();
+    insert(bucket, meta, EncodedBucket{bucket.encode(), bucket.control()});
+}
+
+void BucketStore::insert(const Bucket &bucket, Jsonb *meta, EncodedBucket encoded) {
     StoredBucket cached{bucket.id(), bucket.state()};
-    cached.stored_bytes = data.size();
-    insert_row(bucket.id(), meta, control_jsonb(bucket.control(), new_rows_context_), data,
+    cached.stored_bytes = encoded.data.size();
+    insert_row(bucket.id(), meta, control_jsonb(encoded.control, new_rows_context_), encoded.data,
                std::move(cached));
 }
 

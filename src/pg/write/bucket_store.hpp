@@ -20,6 +20,7 @@ extern "C" {
 #include <vector>
 
 #include "core/bucket.hpp"
+#include "pg/write/encode_threads.hpp"
 #include "pg/storage/bucket_am.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/catalog/collection.hpp"
@@ -103,6 +104,8 @@ class BucketStore {
     // first (needs info.reopen_index).
     std::vector<catalog::BucketRef> reopen_candidates(Jsonb *meta, UnixMicros t);
     void insert(const Bucket &bucket, Jsonb *meta);
+    // The same, with the bucket encoded already (encode_threads.hpp).
+    void insert(const Bucket &bucket, Jsonb *meta, EncodedBucket encoded);
     // The measurements of a loaded bucket and its tails, the tails locked
     // for a fold; nullopt when a tail is locked by another transaction or
     // changed since load().

@@ -74,6 +74,7 @@ struct TouchedBucket {
     bool closed_full = false;  // closed by size in this statement
     bool carried = false;      // created, and kept in memory past this flush
     bool kept_open_for_large = false;
+    std::optional<EncodedBucket> encoded;  // of `created`, before it is written
 
     const ObjectId &id() const { return created ? created->id() : stored->id; }
     const BucketState &state() const { return created ? created->state() : stored->state; }
@@ -259,6 +260,7 @@ class BucketWriter {
         for (SeriesBatch &batch : series)
             assign(batch);
         uint64_t carried_bytes = 0, packed_bytes = 0;
+        std::vector<TouchedBucket *> written;
         for (const auto &t : touched_) {
             t->carried =
                 !end && t->created && t->open && carry(*t->created, carried_bytes, packed_bytes);
@@ -266,8 +268,11 @@ class BucketWriter {
                 continue;
             if (t->created && t->meta == nullptr)
                 t->meta = meta_of(*t);
-            write(*t);
+            written.push_back(t.get());
         }
+        encode_created(written);
+        for (TouchedBucket *t : written)
+            write(*t);
         store.finish();
         // Once the rows are written: the session's cache then holds the
         // open buckets as this flush left them (locked until it commits).
@@ -291,6 +296,7 @@ class BucketWriter {
         return meta ? value_to_jsonb(*meta) : nullptr;
     }
     std::vector<CarriedBucket> still_carried();
+    static void encode_created(const std::vector<TouchedBucket *> &written);
     static bool carry(Bucket &bucket, uint64_t &carried_bytes, uint64_t &packed_bytes);
     void assign(SeriesBatch &batch);
     void append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d);
@@ -528,10 +534,25 @@ void BucketWriter::count_rollover(Rollover reason) {
 // bucket with tails that stops being open (its row then grows no more).
 // Tails that another transaction is changing are not folded: the
 // measurements then go to a tail all the same.
+// The new buckets among `written`, encoded together (on two threads when
+// they are many).
+void BucketWriter::encode_created(const std::vector<TouchedBucket *> &written) {
+    std::vector<const Bucket *> buckets;
+    for (const TouchedBucket *t : written)
+        if (t->created)
+            buckets.push_back(&*t->created);
+    std::vector<EncodedBucket> encoded = encode_buckets(buckets);
+    size_t next = 0;
+    for (TouchedBucket *t : written)
+        if (t->created)
+            t->encoded = std::move(encoded[next++]);
+}
+
 void BucketWriter::write(TouchedBucket &t) {
     uint32_t appended = t.appended_count();
     if (t.created) {
-        store_->insert(*t.created, t.meta);
+        store_->insert(*t.created, t.meta, std::move(*t.encoded));
+        t.encoded.reset();
         counters_.numBucketInserts++;
     } else {
         const StoredBucket &stored = *t.stored;
