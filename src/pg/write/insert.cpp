@@ -528,12 +528,6 @@ void BucketWriter::count_rollover(Rollover reason) {
     }
 }
 
-// A new bucket is inserted. A stored bucket that stays open takes this
-// statement's measurements as a tail when it is large enough and has room
-// for one; otherwise it is written again, its tails folded in, as is a
-// bucket with tails that stops being open (its row then grows no more).
-// Tails that another transaction is changing are not folded: the
-// measurements then go to a tail all the same.
 // The new buckets among `written`, encoded together (on two threads when
 // they are many).
 void BucketWriter::encode_created(const std::vector<TouchedBucket *> &written) {
@@ -548,6 +542,12 @@ void BucketWriter::encode_created(const std::vector<TouchedBucket *> &written) {
             t->encoded = std::move(encoded[next++]);
 }
 
+// A new bucket is inserted. A stored bucket that stays open takes this
+// statement's measurements as a tail when it is large enough and has room
+// for one; otherwise it is written again, its tails folded in, as is a
+// bucket with tails that stops being open (its row then grows no more).
+// Tails that another transaction is changing are not folded: the
+// measurements then go to a tail all the same.
 void BucketWriter::write(TouchedBucket &t) {
     uint32_t appended = t.appended_count();
     if (t.created) {
