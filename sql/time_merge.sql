@@ -177,6 +177,42 @@ SELECT q, in_order('wide_start', q) = in_order('wide_start_plain', q) AS same
        AS queries(q);
 RESET work_mem;
 
+-- The rows kept take what their values take: copies packed in blocks (a
+-- 650-byte document in 656 bytes, where palloc alone takes 1 KB), and a
+-- bucket row's column (SELECT *'s meta) kept once per run. These 3,000
+-- rows share one bound and fit 3 MB (palloc'd one by one, they did not,
+-- and went to disk). Then 40 series over 3 hours: the blocks of an
+-- hour's rows are given back as they are returned, while the next hour's
+-- buckets are read.
+SELECT tscoll.create_collection('wide_docs', 't', 'm');
+INSERT INTO wide_docs (t, m, doc)
+SELECT '2024-06-01'::timestamptz + j * interval '1 second',
+       jsonb_build_object('s', s, 'pad', repeat('m', 300)),
+       jsonb_build_object('i', s * 100 + j, 'pad', repeat('x', 200))
+  FROM generate_series(1, 150) s, generate_series(1, 20) j;
+SET tscoll.enable_bucket_pruning = off;
+CREATE TABLE wide_docs_plain AS SELECT t, m, doc FROM wide_docs;
+RESET tscoll.enable_bucket_pruning;
+SET work_mem = '3MB';
+SELECT merge_explained($$SELECT * FROM wide_docs ORDER BY t, (doc->>'i')::int$$);
+SELECT in_order('wide_docs', q) = in_order('wide_docs_plain', q) AS same
+  FROM (VALUES ($$SELECT t, m, doc FROM %s ORDER BY t, (doc->>'i')::int$$)) AS queries(q);
+RESET work_mem;
+SELECT tscoll.create_collection('hours_docs', 't', 'm', 'seconds');
+INSERT INTO hours_docs (t, m, doc)
+SELECT '2024-06-01'::timestamptz + j * interval '3 minutes', jsonb_build_object('s', s),
+       jsonb_build_object('i', s * 1000 + j, 'pad', repeat('x', 300))
+  FROM generate_series(1, 40) s, generate_series(0, 59) j;
+SELECT count(*) AS buckets, count(DISTINCT min_time) AS bounds FROM "system.buckets.hours_docs";
+SET tscoll.enable_bucket_pruning = off;
+CREATE TABLE hours_docs_plain AS SELECT t, m, doc FROM hours_docs;
+RESET tscoll.enable_bucket_pruning;
+SELECT merge_explained($$SELECT * FROM hours_docs ORDER BY t, m->>'s'$$);
+SELECT q, in_order('hours_docs', q) = in_order('hours_docs_plain', q) AS same
+  FROM (VALUES ($$SELECT t, m, doc FROM %s ORDER BY t, m->>'s'$$),
+               ($$SELECT t, m, doc FROM %s ORDER BY t DESC, m->>'s' DESC$$))
+       AS queries(q);
+
 -- Rows whose times tie are ordered by their series (keys of the bucket
 -- row, here meta): each run gets its series' rank, kept among the series of
 -- the runs kept. Series arriving in the Sort's reverse order take every

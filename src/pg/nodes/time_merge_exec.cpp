@@ -33,6 +33,7 @@ extern "C" {
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/datum.h"
+#include "utils/expandeddatum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
@@ -64,6 +65,20 @@ struct Series {
     int64 rank;
     int runs;  // the runs kept of the series
 };
+
+// The copies of the rows' by-reference values, packed one after another
+// in blocks, each value after a pointer to its block. A value copied by
+// palloc alone takes the next power of two: a 600-byte document, 1 KB, so
+// that rows which fit work_mem twice over were sorted on disk. A block
+// goes back when the last of its values is released (rows are returned
+// about in the order they were read, so blocks empty one by one).
+struct ValueBlock {
+    Size used;   // bytes of data taken
+    Size size;   // bytes of data
+    int64 live;  // values not yet released
+};
+
+constexpr Size kValueBlockSize = 64 * 1024;
 
 // Rows in the Sort's order, of buckets with the same bound and series: the
 // Nested Loop's rows, each `width` values and nulls.
@@ -98,8 +113,9 @@ struct TimeMergeState {
     Run **heap;  // the closed runs, by their heads
     int heap_size;
     int heap_capacity;
-    Run *open;        // the run rows are added to
-    Datum *returned;  // copies of values of the row returned last, to free
+    Run *open;                // the run rows are added to
+    ValueBlock *value_block;  // the block copies of values go to
+    Datum *returned;          // copies of values of the row returned last, to release
     int returned_count;
     Datum frontier;  // the bound of the last bucket read
     bool started;
@@ -327,6 +343,72 @@ bool same_series_keys(TimeMergeState *merge, const Run *run, const Datum *values
     return true;
 }
 
+// ---- Copies of values.
+
+ValueBlock *block_of(Datum value) {
+    return *reinterpret_cast<ValueBlock **>(DatumGetPointer(value) - sizeof(ValueBlock *));
+}
+
+void free_block(TimeMergeState *merge, ValueBlock *block) {
+    merge->kept_bytes -= GetMemoryChunkSpace(block);
+    pfree(block);
+}
+
+// A copy of by-reference value `value` of column `column`, flattened as
+// datumCopy does (an expanded object is copied as its flat form).
+Datum copy_value(TimeMergeState *merge, Datum value, int column) {
+    bool is_varlena = merge->lengths[column] == -1;
+    ExpandedObjectHeader *expanded =
+        is_varlena && VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(value)) ? DatumGetEOHP(value)
+                                                                          : nullptr;
+    Size length = expanded ? EOH_get_flat_size(expanded)
+                           : datumGetSize(value, false, merge->lengths[column]);
+    Size need = MAXALIGN(sizeof(ValueBlock *)) + MAXALIGN(length);
+    ValueBlock *block = merge->value_block;
+    if (block == nullptr || block->size - block->used < need) {
+        if (block != nullptr && block->live == 0)
+            free_block(merge, block);
+        Size size = std::max(kValueBlockSize, need);
+        block = static_cast<ValueBlock *>(
+            MemoryContextAlloc(merge->rows_context, MAXALIGN(sizeof(ValueBlock)) + size));
+        *block = ValueBlock{0, size, 0};
+        merge->kept_bytes += GetMemoryChunkSpace(block);
+        merge->value_block = block;
+    }
+    char *at = reinterpret_cast<char *>(block) + MAXALIGN(sizeof(ValueBlock)) + block->used;
+    *reinterpret_cast<ValueBlock **>(at) = block;
+    char *copy = at + MAXALIGN(sizeof(ValueBlock *));
+    if (expanded)
+        EOH_flatten_into(expanded, copy, length);
+    else
+        memcpy(copy, DatumGetPointer(value), length);
+    block->used += need;
+    block->live++;
+    return PointerGetDatum(copy);
+}
+
+// Whether `value` is byte for byte `copy` (not an expanded object): the
+// bucket row's columns (SELECT *'s meta) are the same for a run's rows.
+bool same_image(const TimeMergeState *merge, Datum value, Datum copy, int column) {
+    if (merge->lengths[column] == -1 && VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(value)))
+        return false;
+    Size length = datumGetSize(value, false, merge->lengths[column]);
+    return length == datumGetSize(copy, false, merge->lengths[column]) &&
+           memcmp(DatumGetPointer(value), DatumGetPointer(copy), length) == 0;
+}
+
+// `copy` once more: released as many times as it is shared.
+Datum share_value(Datum copy) {
+    block_of(copy)->live++;
+    return copy;
+}
+
+void release_value(TimeMergeState *merge, Datum value) {
+    ValueBlock *block = block_of(value);
+    if (--block->live == 0 && block != merge->value_block)
+        free_block(merge, block);
+}
+
 // ---- Runs.
 
 Run *open_run(TimeMergeState *merge, const Datum *values, const bool *nulls, Series *series) {
@@ -378,20 +460,20 @@ void append_row(TimeMergeState *merge, Run *run, const Datum *values, const bool
     }
     Datum *to = row_values(merge, run, run->count);
     bool *to_nulls = row_nulls(merge, run, run->count);
+    const Datum *before = run->count > 0 ? row_values(merge, run, run->count - 1) : nullptr;
+    const bool *before_nulls = run->count > 0 ? row_nulls(merge, run, run->count - 1) : nullptr;
     run->count++;
     memcpy(to_nulls, nulls, merge->width * sizeof(bool));
-    MemoryContext caller = MemoryContextSwitchTo(merge->rows_context);
     for (int c = 0; c < merge->width; c++) {
         if (nulls[c] || !merge->by_reference[c])
             to[c] = values[c];
         else if (shared_column(merge, run, c))
             to[c] = run->series->keys[merge->series_key_of[c]];
-        else {
-            to[c] = datumCopy(values[c], false, merge->lengths[c]);
-            merge->kept_bytes += GetMemoryChunkSpace(DatumGetPointer(to[c]));
-        }
+        else if (before != nullptr && !before_nulls[c] && same_image(merge, values[c], before[c], c))
+            to[c] = share_value(before[c]);
+        else
+            to[c] = copy_value(merge, values[c], c);
     }
-    MemoryContextSwitchTo(caller);
 }
 
 // Whether a row of the run's series comes before the run's last row.
@@ -444,10 +526,8 @@ bool read_row(TimeMergeState *merge) {
 // ---- Returning rows.
 
 void free_returned(TimeMergeState *merge) {
-    for (int i = 0; i < merge->returned_count; i++) {
-        merge->kept_bytes -= GetMemoryChunkSpace(DatumGetPointer(merge->returned[i]));
-        pfree(DatumGetPointer(merge->returned[i]));
-    }
+    for (int i = 0; i < merge->returned_count; i++)
+        release_value(merge, merge->returned[i]);
     merge->returned_count = 0;
 }
 
@@ -493,6 +573,7 @@ void clear_runs(TimeMergeState *merge) {
         MemoryContextAlloc(merge->rows_context, kMaxRankedSeries * sizeof(Series *)));
     merge->ranked_count = 0;
     merge->open = nullptr;
+    merge->value_block = nullptr;
     merge->returned_count = 0;
     merge->kept_bytes = 0;
 }
