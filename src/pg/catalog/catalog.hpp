@@ -45,6 +45,7 @@ struct OpenSummary {
     uint64_t stored_bytes = 0;  // StoredBucket::stored_bytes
     uint32_t tails = 0;
     uint64_t schema = 0;  // Schema::fingerprint
+    uint64_t row = 0;     // a hash of the bucket row's version (ctid, xmin) it counts
     // The series' catalog entry, numbered anew each time it is made: an
     // aborted writer, a DELETE, TTL or an eviction forgets the entry, so a
     // session that saw another number cannot trust the tails it counted

@@ -21,6 +21,7 @@ extern "C" {
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -214,6 +215,10 @@ void cache(Oid bucket_table, const StoredBucket &stored) {
     cached_states.insert_or_assign(cache_key(bucket_table, stored.id), stored);
 }
 
+uint64_t row_stamp(const std::string &row) {
+    return std::hash<std::string>{}(row);
+}
+
 // The tails appended since `stored` was cached, counted from the shared
 // catalog's summary without being read: only when the summary is ahead of
 // the state and the tails added no field to the schema (the fingerprints
@@ -223,6 +228,24 @@ bool count_unread_tails(StoredBucket &stored, const catalog::OpenSummary &known)
     if (known.next_seq <= stored.next_seq || known.tails < stored.tails ||
         known.count < state.count() || known.size < state.size() ||
         known.schema != state.schema_fingerprint())
+        return false;
+    stored.state.add_counted(known.count - state.count(), known.size - state.size());
+    stored.next_seq = known.next_seq;
+    stored.tails = known.tails;
+    stored.stored_bytes = known.stored_bytes;
+    return true;
+}
+
+// A state read from the bucket row alone, with the row's tails counted
+// from the shared catalog's summary without being read: only when the
+// summary counts this very version of the row (every writer that appends
+// to the bucket stores its summary while it holds the bucket's lock, and
+// one that changes the row otherwise forgets the series) and the tails
+// added no field to its schema.
+bool count_all_tails(StoredBucket &stored, const catalog::OpenSummary &known) {
+    const BucketState &state = stored.state;
+    if (known.next_seq == 0 || known.row != row_stamp(stored.row) || known.count < state.count() ||
+        known.size < state.size() || known.schema != state.schema_fingerprint())
         return false;
     stored.state.add_counted(known.count - state.count(), known.size - state.size());
     stored.next_seq = known.next_seq;
@@ -244,8 +267,8 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
     if (it == cached_states.end())
         return {};
     const StoredBucket &s = it->second;
-    return {s.next_seq,     s.state.count(), s.state.size(),
-            s.stored_bytes, s.tails,         s.state.schema_fingerprint()};
+    return {s.next_seq, s.state.count(),  s.state.size(), s.stored_bytes,
+            s.tails,    s.state.schema_fingerprint(), row_stamp(s.row)};
 }
 
 // Under REPEATABLE READ and SERIALIZABLE, whether the bucket row's latest
@@ -336,8 +359,9 @@ std::optional<StoredBucket> BucketStore::load(
     // less, and load_data finds out.
     const char *tails =
         "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text || xmin FROM ";
-    bool current = !fresh && ((known.next_seq != 0 && known.next_seq == stored.next_seq) ||
-                              count_unread_tails(stored, known));
+    bool current = fresh ? count_all_tails(stored, known)
+                         : (known.next_seq != 0 && known.next_seq == stored.next_seq) ||
+                               count_unread_tails(stored, known);
     uint64 n = current ? 0 : run_tails(tails, " ORDER BY seq", id, min_time, meta, stored.next_seq);
     bool all_versions = stored.tail_versions == stored.tails;
     for (uint64 i = 0; i < n; i++) {
