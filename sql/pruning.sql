@@ -228,6 +228,55 @@ RESET force_parallel_mode;
 SELECT count(*), sum((doc->>'v')::float8), count(doc), min(t), max(t) FROM p
  WHERE t >= '2024-03-01 10:00' AND t < '2024-03-02 11:00' AND (doc->>'v')::float8 > 20;
 
+-- A time condition in an inner join's ON clause prunes as in the WHERE.
+-- A time compared with another relation's column (a join value) gets its
+-- bucket condition where the comparison stands, through columns of the
+-- bucket row added to the view: each joined row unpacks only the buckets
+-- that can hold its time. The rows are the plain table's, in inner, left
+-- and right joins, with =, < and >, beside a whole-row reference (which
+-- keeps the view's columns as they are), and with pruning off.
+CREATE TABLE moments AS
+SELECT * FROM (VALUES ('1', '2024-03-01 10:00'::timestamptz, '2024-03-01 11:00'::timestamptz),
+                      ('2', '2024-03-02 05:30', '2024-03-02 05:45'),
+                      ('4', '2024-03-02 23:50', '2024-03-04 00:00'),
+                      ('9', '2024-02-01 00:00', '2024-02-02 00:00')) AS v(s, since, until);
+CREATE TABLE latest AS SELECT m->>'s' AS s, max(t) AS t FROM plain GROUP BY 1;
+-- How many buckets the query unpacks (the unpack scan's loops).
+CREATE FUNCTION unpacked(query text, pruning boolean) RETURNS bigint LANGUAGE plpgsql AS
+$$
+DECLARE
+    plan json;
+BEGIN
+    PERFORM set_config('tscoll.enable_bucket_pruning', pruning::text, true);
+    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || query INTO plan;
+    RETURN (WITH RECURSIVE nodes(n) AS (
+                SELECT plan->0->'Plan'
+                UNION ALL
+                SELECT c FROM nodes, json_array_elements(n->'Plans') c)
+            SELECT sum((n->>'Actual Loops')::bigint) FROM nodes
+             WHERE n->>'Custom Plan Provider' = 'TscollUnpack' OR n->>'Function Name' LIKE '\_unpack%');
+END
+$$;
+SELECT q, unpacked(format(q, 'p'), true) AS pruned, unpacked(format(q, 'p'), false) AS unpruned,
+       digest(format('(%s) q', format(q, 'p')), 'true', true)
+       = digest(format('(%s) q', format(q, 'plain')), 'true', false) AS same,
+       digest(format('(%s) q', format(q, 'p')), 'true', false)
+       = digest(format('(%s) q', format(q, 'plain')), 'true', false) AS same_unpruned
+  FROM (VALUES ($$SELECT c.* FROM %s c JOIN moments w ON c.m->>'s' = w.s AND c.t > '2024-03-02 22:00'$$),
+               ($$SELECT c.* FROM %s c JOIN latest l ON c.m->>'s' = l.s AND c.t = l.t$$),
+               ($$SELECT c.* FROM latest l, %s c WHERE c.t = l.t$$),
+               ($$SELECT c.* FROM %s c JOIN moments w ON c.m->>'s' = w.s
+                                    AND c.t >= w.since AND c.t < w.until$$),
+               ($$SELECT c.t, c.m, c.doc FROM moments w LEFT JOIN %s c
+                                    ON c.t >= w.since AND c.t < w.until$$),
+               ($$SELECT c.t, c.m, c.doc FROM %s c RIGHT JOIN moments w
+                                    ON c.t >= w.since AND c.t < w.until AND c.m->>'s' = w.s$$),
+               ($$SELECT c.t, c.m, c.doc, c::text AS whole FROM %s c JOIN latest l ON c.t = l.t$$))
+       AS queries(q);
+-- The view's added columns go to EXPLAIN VERBOSE as the bucket row's.
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT c.t FROM p c JOIN latest l ON c.m->>'s' = l.s AND c.t = l.t;
+
 -- A scrollable cursor, and statements that write or lock, keep PostgreSQL's
 -- Function Scan: the unpack scan reads forward only and keeps no row to
 -- recheck after a concurrent update.

@@ -19,13 +19,19 @@ int commute(int strategy) {
 }
 
 bool as_comparison(Node *node, Comparison *c) {
+    return as_comparison_with(
+        node, c, [](Node *side, const void *) { return is_bound(side); }, nullptr);
+}
+
+bool as_comparison_with(Node *node, Comparison *c, bool (*bound)(Node *, const void *),
+                        const void *context) {
     if (!IsA(node, OpExpr) || list_length(castNode(OpExpr, node)->args) != 2)
         return false;
     OpExpr *op = castNode(OpExpr, node);
     Node *left = static_cast<Node *>(linitial(op->args));
     Node *right = static_cast<Node *>(lsecond(op->args));
-    bool bound_right = is_bound(right);
-    if (!bound_right && !is_bound(left))
+    bool bound_right = bound(right, context);
+    if (!bound_right && !bound(left, context))
         return false;
     List *meanings = get_op_btree_interpretation(op->opno);
     ListCell *lc;

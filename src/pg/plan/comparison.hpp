@@ -27,5 +27,8 @@ int commute(int strategy);
 
 // `node` as a btree comparison of something with a bound, else false.
 bool as_comparison(Node *node, Comparison *c);
+// The same with what `bound(side, context)` accepts as the bound.
+bool as_comparison_with(Node *node, Comparison *c, bool (*bound)(Node *, const void *),
+                        const void *context);
 
 }  // namespace tscoll::pg

@@ -125,9 +125,8 @@ Node *all_of(List *parts) {
 // min < T AND max < T + span; = needs both. A bucket's min_time is at most
 // its earliest measurement, max_time its latest, and the two are less than
 // the current span apart (coll_mod only raises it).
-Node *time_condition(const CollectionRead &read, const Comparison &c) {
-    Node *min_time = bucket_column(read, "min_time");
-    Node *max_time = bucket_column(read, "max_time");
+Node *time_condition_on(const CollectionRead &read, Node *min_time, Node *max_time,
+                        const Comparison &c) {
     if (min_time == nullptr || max_time == nullptr)
         return nullptr;
     int64 span = c.subject_type == TIMESTAMPTZOID && exprType(c.bound) == TIMESTAMPTZOID
@@ -150,6 +149,11 @@ Node *time_condition(const CollectionRead &read, const Comparison &c) {
             parts = lappend(parts, compare(copy_node(min_time), s, c.opfamily, earlier));
     }
     return all_of(parts);
+}
+
+Node *time_condition(const CollectionRead &read, const Comparison &c) {
+    return time_condition_on(read, bucket_column(read, "min_time"),
+                             bucket_column(read, "max_time"), c);
 }
 
 // The key of doc->>'key' or doc->'key' on the view's doc column, else nullptr.
@@ -610,11 +614,152 @@ Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or) {
     return nullptr;
 }
 
+// ---------------------------------------------------------------------------
+// Join values: the time compared with a column of another relation of the
+// reading query (`c.time = latest.time`, `c.time >= h.since`). The bucket
+// condition then reads that relation too, so it cannot go into the view's
+// WHERE: it reads the bucket row's min_time and max_time through columns
+// added to the view, and joins the comparison where it stands (the WHERE
+// or an ON clause). Implied by the comparison, it changes no result,
+// whatever the join; PostgreSQL then unpacks a bucket only for the rows
+// it can join with (a join filter, or a parameterized scan of the index on
+// meta and start).
+
+// Whether `node` reads columns of the query's other relations (not a
+// join's merged columns, which may be the view's), none of the view's, and
+// nothing volatile, no subquery, aggregate, window function or set.
+bool is_join_value(Node *node, const void *context) {
+    const auto &read = *static_cast<const CollectionRead *>(context);
+    if (contain_volatile_functions(node) || checkExprHasSubLink(node) ||
+        contain_aggs_of_level(node, 0) || contain_windowfuncs(node) ||
+        expression_returns_set(node))
+        return false;
+    Relids rels = pull_varnos_of_level(nullptr, node, 0);
+    if (bms_is_empty(rels) || bms_is_member(static_cast<int>(read.view_rti), rels))
+        return false;
+    int rti = -1;
+    while ((rti = bms_next_member(rels, rti)) >= 0)
+        if (rt_fetch(rti, read.query->rtable)->rtekind == RTE_JOIN)
+            return false;
+    return true;
+}
+
+// Whether `node` holds a whole-row reference that may be the view's (its
+// own, or a join's): columns added to the view would change that row.
+struct WholeRows {
+    const CollectionRead *read;
+    Index levels;  // below the reading query
+};
+
+bool refers_to_whole_rows(Node *node, WholeRows *context) {
+    if (node == nullptr)
+        return false;
+    if (IsA(node, Query)) {
+        context->levels++;
+        bool found = query_tree_walker(castNode(Query, node), walker(refers_to_whole_rows),
+                                       context, 0);
+        context->levels--;
+        return found;
+    }
+    if (IsA(node, Var)) {
+        Var *v = castNode(Var, node);
+        if (v->varattno != 0 || v->varlevelsup != context->levels)
+            return false;
+        const CollectionRead &read = *context->read;
+        return static_cast<Index>(v->varno) == read.view_rti ||
+               rt_fetch(v->varno, read.query->rtable)->rtekind == RTE_JOIN;
+    }
+    return expression_tree_walker(node, walker(refers_to_whole_rows), context);
+}
+
+// The view's column for the bucket row's `name`, added to the view's
+// target list the first time.
+Node *view_bucket_column(const CollectionRead &read, const char *name) {
+    AttrNumber attno = get_attnum(read.bucket_table, name);
+    if (attno == InvalidAttrNumber)
+        return nullptr;
+    Oid type = get_atttype(read.bucket_table, attno);
+    AttrNumber column = 0;
+    ListCell *lc;
+    foreach (lc, read.view->targetList) {
+        auto *entry = lfirst_node(TargetEntry, lc);
+        if (IsA(entry->expr, Var) &&
+            static_cast<Index>(castNode(Var, entry->expr)->varno) == read.bucket_rti &&
+            castNode(Var, entry->expr)->varattno == attno &&
+            castNode(Var, entry->expr)->varlevelsup == 0)
+            column = entry->resno;
+    }
+    if (column == 0) {
+        column = static_cast<AttrNumber>(list_length(read.view->targetList) + 1);
+        char *label = psprintf("bucket_%s", name);
+        read.view->targetList =
+            lappend(read.view->targetList,
+                    makeTargetEntry(reinterpret_cast<Expr *>(bucket_column(read, name)), column,
+                                    label, false));
+        RangeTblEntry *view = rt_fetch(read.view_rti, read.query->rtable);
+        view->eref->colnames = lappend(view->eref->colnames, makeString(pstrdup(label)));
+    }
+    return reinterpret_cast<Node *>(makeVar(read.view_rti, column, type, -1, InvalidOid, 0));
+}
+
+// `quals` (a list, an AND or one condition) with the bucket conditions of
+// its comparisons of the time with join values added.
+Node *with_join_value_conditions(const CollectionRead &read, Node *quals) {
+    List *conjuncts = quals == nullptr        ? NIL
+                      : IsA(quals, List)      ? castNode(List, quals)
+                      : is_andclause(quals)   ? castNode(BoolExpr, quals)->args
+                                              : list_make1(quals);
+    List *added = NIL;
+    ListCell *lc;
+    foreach (lc, conjuncts) {
+        Comparison c;
+        if (as_comparison_with(static_cast<Node *>(lfirst(lc)), &c, is_join_value, &read) &&
+            is_column(c.subject, read, read.time_column))
+            added = lappend(added, time_condition_on(read, view_bucket_column(read, "min_time"),
+                                                     view_bucket_column(read, "max_time"), c));
+    }
+    Node *condition = all_of(added);
+    if (condition == nullptr)
+        return quals;
+    return reinterpret_cast<Node *>(make_andclause(lappend(list_copy(conjuncts), condition)));
+}
+
+// The conditions of the WHERE and of every ON clause under `node` (of the
+// reading query's join tree): an inner join's conditions on the view
+// filter its rows as the WHERE does, and go to the view's WHERE as bucket
+// conditions; comparisons with join values get theirs where they stand.
+void add_join_conditions(const CollectionRead &read, Node *node, bool join_values,
+                         List **view_conditions) {
+    if (IsA(node, FromExpr)) {
+        auto *from = castNode(FromExpr, node);
+        ListCell *lc;
+        foreach (lc, from->fromlist)
+            add_join_conditions(read, static_cast<Node *>(lfirst(lc)), join_values,
+                                view_conditions);
+    } else if (IsA(node, JoinExpr)) {
+        auto *join = castNode(JoinExpr, node);
+        add_join_conditions(read, join->larg, join_values, view_conditions);
+        add_join_conditions(read, join->rarg, join_values, view_conditions);
+        if (join->jointype == JOIN_INNER)
+            *view_conditions = lappend(*view_conditions, bucket_condition(read, join->quals));
+        if (join_values)
+            join->quals = with_join_value_conditions(read, join->quals);
+    }
+}
+
 void add_bucket_conditions(const CollectionRead &read) {
     // MERGE's join condition does not filter the source: NOT MATCHED rows count.
     if (read.query->commandType == CMD_MERGE)
         return;
-    Node *condition = bucket_condition(read, read.query->jointree->quals);
+    FromExpr *top = read.query->jointree;
+    WholeRows whole_rows{&read, 0};
+    bool join_values = read.time_column != 0 && list_length(read.query->rtable) > 1 &&
+                       !query_tree_walker(read.query, walker(refers_to_whole_rows), &whole_rows, 0);
+    List *view_conditions = list_make1(bucket_condition(read, top->quals));
+    add_join_conditions(read, reinterpret_cast<Node *>(top), join_values, &view_conditions);
+    if (join_values)
+        top->quals = with_join_value_conditions(read, top->quals);
+    Node *condition = all_of(view_conditions);
     if (condition == nullptr)
         return;
     FromExpr *from = read.view->jointree;
