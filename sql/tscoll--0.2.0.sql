@@ -335,10 +335,12 @@ CREATE FUNCTION tscoll._bucket_slots(control jsonb)
     AS 'MODULE_PATHNAME', 'tscoll_bucket_slots' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 500;
 
 -- One row per bucket, its latest time: what the view unpacks for a query
--- whose only aggregate is max(time) (control.max is exact).
+-- whose only aggregate is max(time) (control.max is exact). Not STRICT, so
+-- that PostgreSQL inlines it: the view then reads the bucket rows alone,
+-- with no call per bucket (max_time is never NULL).
 CREATE FUNCTION tscoll._bucket_latest(max_time timestamptz)
     RETURNS TABLE ("time" timestamptz, doc jsonb)
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE ROWS 1
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE ROWS 1
     AS 'SELECT max_time, NULL::pg_catalog.jsonb';
 -- The earliest and the latest time of a bucket's measurements (one row when
 -- they are equal): what the view unpacks for a query whose only aggregates
