@@ -271,7 +271,9 @@ SELECT q, unpacked(format(q, 'p'), true) AS pruned, unpacked(format(q, 'p'), fal
                                     ON c.t >= w.since AND c.t < w.until$$),
                ($$SELECT c.t, c.m, c.doc FROM %s c RIGHT JOIN moments w
                                     ON c.t >= w.since AND c.t < w.until AND c.m->>'s' = w.s$$),
-               ($$SELECT c.t, c.m, c.doc, c::text AS whole FROM %s c JOIN latest l ON c.t = l.t$$))
+               ($$SELECT c.t, c.m, c.doc, c::text AS whole FROM %s c JOIN latest l ON c.t = l.t$$),
+               -- merge-joinable only, as a FULL JOIN needs: no condition added
+               ($$SELECT c.t, c.m, c.doc FROM %s c FULL JOIN moments w ON c.t = w.since::date$$))
        AS queries(q);
 -- The view's added columns go to EXPLAIN VERBOSE as the bucket row's.
 EXPLAIN (VERBOSE, COSTS OFF)

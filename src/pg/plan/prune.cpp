@@ -620,8 +620,8 @@ Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or) {
 // condition then reads that relation too, so it cannot go into the view's
 // WHERE: it reads the bucket row's min_time and max_time through columns
 // added to the view, and joins the comparison where it stands (the WHERE
-// or an ON clause). Implied by the comparison, it changes no result,
-// whatever the join; PostgreSQL then unpacks a bucket only for the rows
+// or an ON clause, but a FULL JOIN's). Implied by the comparison, it
+// changes no result, whatever the join; PostgreSQL then unpacks a bucket only for the rows
 // it can join with (a join filter, or a parameterized scan of the index on
 // meta and start).
 
@@ -742,7 +742,8 @@ void add_join_conditions(const CollectionRead &read, Node *node, bool join_value
         add_join_conditions(read, join->rarg, join_values, view_conditions);
         if (join->jointype == JOIN_INNER)
             *view_conditions = lappend(*view_conditions, bucket_condition(read, join->quals));
-        if (join_values)
+        // A FULL JOIN's conditions must all be merge- or hash-joinable.
+        if (join_values && join->jointype != JOIN_FULL)
             join->quals = with_join_value_conditions(read, join->quals);
     }
 }
