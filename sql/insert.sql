@@ -469,3 +469,19 @@ SELECT count(*) AS differing_buckets FROM (
 -- closed
 SELECT (s->>'numCommits')::int - (s->>'bucketCount')::int AS extra_writes
   FROM tscoll.collection_stats('big_statement') s;
+
+-- Bucket rows are inserted without an INSERT statement (as logical
+-- replication applies one), unless the bucket table has triggers of its
+-- own (or row security): those fire as for any insert.
+SELECT tscoll.create_collection('watched', 't', 'm');
+CREATE TABLE bucket_rows_seen (id tscoll.objectid, count int);
+CREATE FUNCTION note_bucket_row() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN INSERT INTO bucket_rows_seen VALUES (NEW._id, (NEW.control->>'count')::int); RETURN NEW; END $$;
+CREATE TRIGGER noted AFTER INSERT ON "system.buckets.watched"
+    FOR EACH ROW EXECUTE FUNCTION note_bucket_row();
+INSERT INTO watched (t, m, doc)
+SELECT '2024-01-01'::timestamptz + i * interval '1 minute', to_jsonb(i % 2), jsonb_build_object('v', i)
+  FROM generate_series(1, 10) i;
+SELECT count(*) AS rows_noted, sum(count) AS measurements,
+       (SELECT count(*) FROM "system.buckets.watched") AS bucket_rows
+  FROM bucket_rows_seen;

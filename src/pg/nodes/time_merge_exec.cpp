@@ -361,8 +361,8 @@ Datum copy_value(TimeMergeState *merge, Datum value, int column) {
     ExpandedObjectHeader *expanded =
         is_varlena && VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(value)) ? DatumGetEOHP(value)
                                                                           : nullptr;
-    Size length = expanded ? EOH_get_flat_size(expanded)
-                           : datumGetSize(value, false, merge->lengths[column]);
+    Size length =
+        expanded ? EOH_get_flat_size(expanded) : datumGetSize(value, false, merge->lengths[column]);
     Size need = MAXALIGN(sizeof(ValueBlock *)) + MAXALIGN(length);
     ValueBlock *block = merge->value_block;
     if (block == nullptr || block->size - block->used < need) {
@@ -469,7 +469,8 @@ void append_row(TimeMergeState *merge, Run *run, const Datum *values, const bool
             to[c] = values[c];
         else if (shared_column(merge, run, c))
             to[c] = run->series->keys[merge->series_key_of[c]];
-        else if (before != nullptr && !before_nulls[c] && same_image(merge, values[c], before[c], c))
+        else if (before != nullptr && !before_nulls[c] &&
+                 same_image(merge, values[c], before[c], c))
             to[c] = share_value(before[c]);
         else
             to[c] = copy_value(merge, values[c], c);

@@ -152,8 +152,8 @@ Node *time_condition_on(const CollectionRead &read, Node *min_time, Node *max_ti
 }
 
 Node *time_condition(const CollectionRead &read, const Comparison &c) {
-    return time_condition_on(read, bucket_column(read, "min_time"),
-                             bucket_column(read, "max_time"), c);
+    return time_condition_on(read, bucket_column(read, "min_time"), bucket_column(read, "max_time"),
+                             c);
 }
 
 // The key of doc->>'key' or doc->'key' on the view's doc column, else nullptr.
@@ -631,8 +631,7 @@ Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or) {
 bool is_join_value(Node *node, const void *context) {
     const auto &read = *static_cast<const CollectionRead *>(context);
     if (contain_volatile_functions(node) || checkExprHasSubLink(node) ||
-        contain_aggs_of_level(node, 0) || contain_windowfuncs(node) ||
-        expression_returns_set(node))
+        contain_aggs_of_level(node, 0) || contain_windowfuncs(node) || expression_returns_set(node))
         return false;
     Relids rels = pull_varnos_of_level(nullptr, node, 0);
     if (bms_is_empty(rels) || bms_is_member(static_cast<int>(read.view_rti), rels))
@@ -656,8 +655,8 @@ bool refers_to_whole_rows(Node *node, WholeRows *context) {
         return false;
     if (IsA(node, Query)) {
         context->levels++;
-        bool found = query_tree_walker(castNode(Query, node), walker(refers_to_whole_rows),
-                                       context, 0);
+        bool found =
+            query_tree_walker(castNode(Query, node), walker(refers_to_whole_rows), context, 0);
         context->levels--;
         return found;
     }
@@ -705,10 +704,10 @@ Node *view_bucket_column(const CollectionRead &read, const char *name) {
 // `quals` (a list, an AND or one condition) with the bucket conditions of
 // its comparisons of the time with join values added.
 Node *with_join_value_conditions(const CollectionRead &read, Node *quals) {
-    List *conjuncts = quals == nullptr        ? NIL
-                      : IsA(quals, List)      ? castNode(List, quals)
-                      : is_andclause(quals)   ? castNode(BoolExpr, quals)->args
-                                              : list_make1(quals);
+    List *conjuncts = quals == nullptr      ? NIL
+                      : IsA(quals, List)    ? castNode(List, quals)
+                      : is_andclause(quals) ? castNode(BoolExpr, quals)->args
+                                            : list_make1(quals);
     List *added = NIL;
     ListCell *lc;
     foreach (lc, conjuncts) {

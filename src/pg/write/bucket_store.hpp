@@ -125,6 +125,12 @@ class BucketStore {
     void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data,
                     StoredBucket cached);
     void insert_new_rows();
+    bool insert_new_rows_directly();
+    void remember_new_row(StoredBucket &cached, std::string version);
+    // Runs `write`; PostgreSQL's error for an index entry too large becomes
+    // tscoll's 54000 naming the collection and the meta field.
+    template <typename Write>
+    auto guarding_index_size(Write write) -> decltype(write());
     void note_replaced_row(const std::string &row);
     void delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta);
     void delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows);
