@@ -621,9 +621,9 @@ Node *bucket_condition(const CollectionRead &read, Node *qual, bool within_or) {
 // WHERE: it reads the bucket row's min_time and max_time through columns
 // added to the view, and joins the comparison where it stands (the WHERE
 // or an ON clause, but a FULL JOIN's). Implied by the comparison, it
-// changes no result, whatever the join; PostgreSQL then unpacks a bucket only for the rows
-// it can join with (a join filter, or a parameterized scan of the index on
-// meta and start).
+// changes no result, whatever the join; PostgreSQL then unpacks a bucket
+// only for the rows it can join with (a join filter, or a parameterized
+// scan of the index on meta and start).
 
 // Whether `node` reads columns of the query's other relations (not a
 // join's merged columns, which may be the view's), none of the view's, and

@@ -604,19 +604,39 @@ void BucketStore::insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control,
 
 namespace {
 
-// The new rows of a bucket table with no trigger and no row security,
-// inserted as logical replication applies an insert (constraints, the
-// generated min_time and max_time, TOAST, indexes), without planning and
-// running an INSERT: on single-row appends, the statement's executor
-// start and its unnest were a fifth of writing a tail. Returns the rows'
-// versions (ctid, xmin) as `ctid::text || xmin` prints them, in order, or
-// nullptr when the table needs the executor. The caller is the table's
-// owner (OwnerSession) and has checked INSERT on the view.
+// Whether a bucket table's rows can be inserted without the executor: no
+// trigger, no row security, and its columns _id, meta, control and data
+// followed by generated ones only (a column added by hand may have a
+// default, which only an INSERT fills in).
+bool inserts_directly(Relation rel) {
+    if (rel->trigdesc != nullptr || rel->rd_rel->relrowsecurity ||
+        rel->rd_rel->relkind != RELKIND_RELATION)
+        return false;
+    TupleDesc desc = RelationGetDescr(rel);
+    const char *leading[] = {"_id", "meta", "control", "data"};
+    for (int c = 0; c < desc->natts; c++) {
+        Form_pg_attribute column = TupleDescAttr(desc, c);
+        bool expected =
+            c < 4 ? !column->attisdropped && strcmp(NameStr(column->attname), leading[c]) == 0
+                  : column->attisdropped || column->attgenerated != '\0';
+        if (!expected)
+            return false;
+    }
+    return desc->natts >= 4;
+}
+
+// The new rows of a bucket table, inserted as logical replication applies
+// an insert (constraints, the generated min_time and max_time, TOAST,
+// indexes), without planning and running an INSERT: on single-row
+// appends, the statement's executor start and its unnest were a sixth of
+// writing a tail. Returns the rows' versions (ctid, xmin) as
+// `ctid::text || xmin` prints them, in order, or nullptr when the table
+// needs the executor (inserts_directly). The caller is the table's owner
+// (OwnerSession) and has checked INSERT on the view.
 char **insert_rows_directly(Oid bucket_table, int n, const Datum *ids, const Datum *metas,
                             const bool *meta_nulls, const Datum *controls, const Datum *data) {
     Relation rel = table_open(bucket_table, RowExclusiveLock);
-    if (rel->trigdesc != nullptr || rel->rd_rel->relrowsecurity ||
-        rel->rd_rel->relkind != RELKIND_RELATION) {
+    if (!inserts_directly(rel)) {
         table_close(rel, NoLock);
         return nullptr;
     }
