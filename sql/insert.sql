@@ -472,7 +472,7 @@ SELECT (s->>'numCommits')::int - (s->>'bucketCount')::int AS extra_writes
 
 -- Bucket rows are inserted without an INSERT statement (as logical
 -- replication applies one), unless the bucket table has triggers of its
--- own (or row security): those fire as for any insert.
+-- own (or rules, or row security): those fire as for any insert.
 SELECT tscoll.create_collection('watched', 't', 'm');
 CREATE TABLE bucket_rows_seen (id tscoll.objectid, count int);
 CREATE FUNCTION note_bucket_row() RETURNS trigger LANGUAGE plpgsql AS
@@ -485,3 +485,10 @@ SELECT '2024-01-01'::timestamptz + i * interval '1 minute', to_jsonb(i % 2), jso
 SELECT count(*) AS rows_noted, sum(count) AS measurements,
        (SELECT count(*) FROM "system.buckets.watched") AS bucket_rows
   FROM bucket_rows_seen;
+-- Rules too: a rule's INSERT runs with each bucket row's.
+DROP TRIGGER noted ON "system.buckets.watched";
+TRUNCATE bucket_rows_seen;
+CREATE RULE noted AS ON INSERT TO "system.buckets.watched"
+    DO ALSO INSERT INTO bucket_rows_seen VALUES (NEW._id, (NEW.control->>'count')::int);
+INSERT INTO watched (t, m, doc) VALUES ('2024-02-01', '"new series"', '{"v": 1}');
+SELECT count(*) AS rows_noted, sum(count) AS measurements FROM bucket_rows_seen;

@@ -605,11 +605,11 @@ void BucketStore::insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control,
 namespace {
 
 // Whether a bucket table's rows can be inserted without the executor: no
-// trigger, no row security, and its columns _id, meta, control and data
-// followed by generated ones only (a column added by hand may have a
+// trigger, rule or row security, and its columns _id, meta, control and
+// data followed by generated ones only (a column added by hand may have a
 // default, which only an INSERT fills in).
 bool inserts_directly(Relation rel) {
-    if (rel->trigdesc != nullptr || rel->rd_rel->relrowsecurity ||
+    if (rel->trigdesc != nullptr || rel->rd_rel->relhasrules || rel->rd_rel->relrowsecurity ||
         rel->rd_rel->relkind != RELKIND_RELATION)
         return false;
     TupleDesc desc = RelationGetDescr(rel);
