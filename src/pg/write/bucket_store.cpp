@@ -222,14 +222,13 @@ uint64_t row_stamp(const std::string &row) {
     return std::hash<std::string>{}(row);
 }
 
-// The tails appended since `stored` was cached, counted from the shared
-// catalog's summary without being read: only when the summary is ahead of
-// the state and the tails added no field to the schema (the fingerprints
-// agree), so that the state with them is the summary's.
-bool count_unread_tails(StoredBucket &stored, const catalog::OpenSummary &known) {
+// `stored` with the tails the shared catalog's summary counts beyond it,
+// when the summary holds at least what `stored` does and the tails added
+// no field to its schema (the fingerprints agree), so that the state with
+// them is the summary's.
+bool take_summary(StoredBucket &stored, const catalog::OpenSummary &known) {
     const BucketState &state = stored.state;
-    if (known.next_seq <= stored.next_seq || known.tails < stored.tails ||
-        known.count < state.count() || known.size < state.size() ||
+    if (known.tails < stored.tails || known.count < state.count() || known.size < state.size() ||
         known.schema != state.schema_fingerprint())
         return false;
     stored.state.add_counted(known.count - state.count(), known.size - state.size());
@@ -239,22 +238,19 @@ bool count_unread_tails(StoredBucket &stored, const catalog::OpenSummary &known)
     return true;
 }
 
+// The tails appended since `stored` was cached, counted from the summary
+// without being read: only when the summary is ahead of the state.
+bool count_unread_tails(StoredBucket &stored, const catalog::OpenSummary &known) {
+    return known.next_seq > stored.next_seq && take_summary(stored, known);
+}
+
 // A state read from the bucket row alone, with the row's tails counted
-// from the shared catalog's summary without being read: only when the
-// summary counts this very version of the row (every writer that appends
-// to the bucket stores its summary while it holds the bucket's lock, and
-// one that changes the row otherwise forgets the series) and the tails
-// added no field to its schema.
+// from the summary without being read: only when the summary counts this
+// very version of the row (every writer that appends to the bucket stores
+// its summary while it holds the bucket's lock, and one that changes the
+// row otherwise forgets the series).
 bool count_all_tails(StoredBucket &stored, const catalog::OpenSummary &known) {
-    const BucketState &state = stored.state;
-    if (known.next_seq == 0 || known.row != row_stamp(stored.row) || known.count < state.count() ||
-        known.size < state.size() || known.schema != state.schema_fingerprint())
-        return false;
-    stored.state.add_counted(known.count - state.count(), known.size - state.size());
-    stored.next_seq = known.next_seq;
-    stored.tails = known.tails;
-    stored.stored_bytes = known.stored_bytes;
-    return true;
+    return known.next_seq != 0 && known.row == row_stamp(stored.row) && take_summary(stored, known);
 }
 
 }  // namespace
