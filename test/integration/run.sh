@@ -4,7 +4,8 @@
 # of one collection, in a temporary preloaded instance, while two COPYs of
 # COPY_ROWS measurements each go into the same series; then checks.sql
 # compares the collection with a plain table holding the same rows and
-# checks every bucket against the limits; then ttl.sh
+# checks every bucket against the limits; then one_series.sh has every
+# client write one series; ttl.sh
 # checks the TTL monitor on the same instance, dump_restore.sh pg_dump and
 # pg_restore there too, upgrade.sh ALTER EXTENSION UPDATE from 0.1.0; then crash.sh kills an
 # instance of its own under load and checks what recovery kept. Prints
@@ -18,7 +19,8 @@ TTL_CHECKS=4  # ttl.sh
 DUMP_CHECKS=$((3 * 9))  # dump_restore.sh: 3 formats x 9 checks
 UPGRADE_CHECKS=$(grep -oE '^ *(check|same_in_both) upgrade_[a-z_]*' "$HERE/upgrade.sh" | sort -u | wc -l)  # upgrade.sh
 CRASH_CHECKS=$((2 + $(grep -c "^SELECT 'crash_" "$HERE/crash_checks.sql")))  # crash.sh
-echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + TTL_CHECKS + DUMP_CHECKS + UPGRADE_CHECKS + CRASH_CHECKS))"
+ONE_SERIES_CHECKS=2  # one_series.sh
+echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + ONE_SERIES_CHECKS + TTL_CHECKS + DUMP_CHECKS + UPGRADE_CHECKS + CRASH_CHECKS))"
 rm -rf "$DATA"
 mkdir -p "$WORK"
 "$BIN/initdb" -D "$DATA" -A trust -U postgres >"$WORK/initdb.log" 2>&1
@@ -82,6 +84,7 @@ grep -E '^(tps|latency average)' "$WORK/pgbench.log" | sed 's/^/# /'
         if [ "$holds" = t ]; then echo "ok $name"; else echo "not ok $name"; fi
     done
 "${PSQL[@]}" -At -c "SELECT '# ' || count(*) || ' buckets, ' || avg((control->>'count')::int)::int || ' measurements per bucket on average' FROM \"system.buckets.c\""
+"$HERE/one_series.sh" "$BIN" "$WORK" "$CLIENTS"
 "$HERE/ttl.sh" "$BIN" "$WORK"
 "$HERE/dump_restore.sh" "$BIN" "$WORK" "$WORK/dump"
 "$HERE/upgrade.sh" "$BIN" "$WORK" "$HERE/../upgrade"

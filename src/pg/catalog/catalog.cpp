@@ -291,11 +291,39 @@ SeriesState series(Oid bucket_table, const std::string &key) {
     return state;
 }
 
-uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &state) {
+namespace {
+
+bool names(const SeriesState &state, const ObjectId &id) {
+    return (state.open && state.open->id.bytes == id.bytes) ||
+           std::any_of(state.archived.begin(), state.archived.end(),
+                       [&](const BucketRef &r) { return r.id.bytes == id.bytes; });
+}
+
+// The slot's buckets that another writer stored since `read`: a bucket it
+// opened while this writer held the series' open one (or the other way
+// round). Kept as archived, so that neither is forgotten by the last
+// writer to store and writers of one series keep to a few buckets.
+// Newest last; at most `capacity`. Called with the lock held.
+size_t stored_by_others(const SeriesSlot &slot, const SeriesState &read, const SeriesState &state,
+                        BucketRef *others, size_t capacity) {
+    size_t n = 0;
+    auto keep = [&](const BucketRef &ref) {
+        if (n < capacity && !names(read, ref.id) && !names(state, ref.id))
+            others[n++] = ref;
+    };
+    for (uint8 i = 0; i < slot.n_archived; i++)
+        keep(slot.archived[i]);
+    if (slot.has_open)
+        keep(slot.open);
+    return n;
+}
+
+}  // namespace
+
+uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &read,
+                      const SeriesState &state) {
     SeriesId id = series_id(bucket_table, key);
     touched.push_back(Touched{GetCurrentSubTransactionId(), id});
-    size_t n_archived = std::min(state.archived.size(), kMaxArchived);
-    const BucketRef *newest_archived = state.archived.data() + state.archived.size() - n_archived;
     Locked guard(LW_EXCLUSIVE);
     if (hash_get_num_entries(series_table) >= series_capacity())
         evict();
@@ -303,6 +331,12 @@ uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesStat
     auto *slot = static_cast<SeriesSlot *>(enter(series_table, &id, &found));
     if (slot == nullptr)
         return 0;
+    BucketRef archived[2 * kMaxArchived + 1];
+    size_t n = std::min(state.archived.size(), kMaxArchived);
+    std::copy(state.archived.end() - static_cast<std::ptrdiff_t>(n), state.archived.end(), archived);
+    if (found)
+        n += stored_by_others(*slot, read, state, archived + n, kMaxArchived + 1);
+    size_t n_archived = std::min(n, kMaxArchived);
     slot->last_used = ++header->clock;
     uint64 chain = found ? slot->open_summary.chain : slot->last_used;
     slot->has_open = state.open.has_value();
@@ -311,7 +345,7 @@ uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesStat
     slot->open_summary = state.open ? state.open_summary : OpenSummary{};
     slot->open_summary.chain = chain;
     slot->n_archived = static_cast<uint8>(n_archived);
-    std::copy(newest_archived, newest_archived + n_archived, slot->archived);
+    std::copy(archived + (n - n_archived), archived + n, slot->archived);
     return chain;
 }
 

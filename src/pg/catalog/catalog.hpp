@@ -63,10 +63,12 @@ struct SeriesState {
 bool shared();
 
 SeriesState series(Oid bucket_table, const std::string &key);
-// Stores the series' state; remembered as touched by the current
-// (sub)transaction, and forgotten if it aborts. Returns the entry's chain
-// (0: not stored).
-uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &state);
+// Stores the series' state, as a writer left it that read `read`;
+// buckets other writers stored since stay archived. Remembered as touched
+// by the current (sub)transaction, and forgotten if it aborts. Returns
+// the entry's chain (0: not stored).
+uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &read,
+                      const SeriesState &state);
 // Forgets every series of a collection (direct writes to its bucket table).
 void forget_series(Oid bucket_table);
 // Forgets a dropped collection: its series and its counters.

@@ -280,7 +280,7 @@ class BucketWriter {
             bool written = a.open != nullptr && !a.open->carried;
             a.state.open_summary =
                 written ? summary_of(info_.bucket_table, a.open->id()) : catalog::OpenSummary{};
-            uint64_t chain = catalog::store_series(info_.bucket_table, *a.key, a.state);
+            uint64_t chain = catalog::store_series(info_.bucket_table, *a.key, a.read, a.state);
             if (written)
                 remember_chain(info_.bucket_table, a.open->id(), chain);
         }
@@ -299,8 +299,10 @@ class BucketWriter {
     static void encode_created(const std::vector<TouchedBucket *> &written);
     static bool carry(Bucket &bucket, uint64_t &carried_bytes, uint64_t &packed_bytes);
     void assign(SeriesBatch &batch);
+    static void archive(catalog::SeriesState &state, const catalog::BucketRef &ref);
     void append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d);
     bool reopenable(const TouchedBucket &t, const Measurement &m) const;
+    bool full_for_good(const TouchedBucket &t) const;
     TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
     TouchedBucket *use(const ObjectId &id);
     catalog::OpenSummary known_summary(const ObjectId &id) const;
@@ -323,6 +325,7 @@ class BucketWriter {
     // written, so that it has the open bucket's next seq.
     struct AssignedSeries {
         const std::string *key;
+        catalog::SeriesState read;  // as the catalog had it
         catalog::SeriesState state;
         TouchedBucket *open;
     };
@@ -376,9 +379,12 @@ void BucketWriter::assign(SeriesBatch &batch) {
         t->open = false;
         created_.push_back(t);
     }
-    catalog::SeriesState state = catalog::series(info_.bucket_table, batch.key);
+    catalog::SeriesState read = catalog::series(info_.bucket_table, batch.key);
+    catalog::SeriesState state = read;
     series_key_ = &batch.key;
     TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
+    if (state.open && current == nullptr)  // most likely another writer's: archived
+        archive(state, *state.open);
     if (current != nullptr && current->state().full())  // closed by size in another catalog
         current = nullptr;
     for (Measurement &m : batch.measurements) {
@@ -393,11 +399,8 @@ void BucketWriter::assign(SeriesBatch &batch) {
             count_rollover(reason);
             if (reason == Rollover::Size)
                 current->mark_full();
-            if (reason == Rollover::TimeBackward) {
-                state.archived.push_back({current->id(), current->state().min_time()});
-                if (state.archived.size() > catalog::kMaxArchived)
-                    state.archived.erase(state.archived.begin());
-            }
+            if (reason == Rollover::TimeBackward)
+                archive(state, {current->id(), current->state().min_time()});
         }
         current = reopen(state, m);
         if (current != nullptr) {
@@ -414,7 +417,13 @@ void BucketWriter::assign(SeriesBatch &batch) {
         state.open.reset();
     else
         current->open = true;
-    assigned_.push_back(AssignedSeries{&batch.key, std::move(state), current});
+    assigned_.push_back(AssignedSeries{&batch.key, std::move(read), std::move(state), current});
+}
+
+void BucketWriter::archive(catalog::SeriesState &state, const catalog::BucketRef &ref) {
+    state.archived.push_back(ref);
+    if (state.archived.size() > catalog::kMaxArchived)
+        state.archived.erase(state.archived.begin());
 }
 
 void BucketWriter::append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d) {
@@ -434,6 +443,12 @@ bool BucketWriter::reopenable(const TouchedBucket &t, const Measurement &m) cons
            t.state().decide(m, limits_).reason == Rollover::None;
 }
 
+// Whether a bucket takes no measurement any more, whatever its time.
+bool BucketWriter::full_for_good(const TouchedBucket &t) const {
+    return t.state().full() || t.state().size() >= static_cast<uint64_t>(limits_.max_size) ||
+           t.state().count() >= static_cast<uint32_t>(limits_.max_count);
+}
+
 // An archived bucket of the series that fits, else one found on disk.
 TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measurement &m) {
     int64_t span = info_.max_span_seconds * 1000000;
@@ -441,12 +456,13 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
         const catalog::BucketRef ref = state.archived[i];
         if (m.time < ref.min_time || m.time - ref.min_time >= span)
             continue;
+        // One that cannot be used now (locked by another writer, most
+        // likely) stays archived, for later statements; a full one goes.
         TouchedBucket *t = use(ref.id);
-        if (t == nullptr)
+        if (t != nullptr && (reopenable(*t, m) || full_for_good(*t))) {
             state.archived.erase(state.archived.begin() + static_cast<std::ptrdiff_t>(i));
-        else if (reopenable(*t, m)) {
-            state.archived.erase(state.archived.begin() + static_cast<std::ptrdiff_t>(i));
-            return t;
+            if (reopenable(*t, m))
+                return t;
         }
     }
     if (!info_.reopen_index)
@@ -477,7 +493,7 @@ TouchedBucket *BucketWriter::use(const ObjectId &id) {
     std::optional<StoredBucket> stored =
         store_->load(id, series_meta_, [&] { return known_summary(id); });
     if (!stored)
-        return nullptr;
+        return by_id_[key] = nullptr;  // not asked again in this statement
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{std::nullopt, std::move(stored), series_meta_}));
     return by_id_[key] = touched_.back().get();
