@@ -333,7 +333,8 @@ uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesStat
         return 0;
     BucketRef archived[2 * kMaxArchived + 1];
     size_t n = std::min(state.archived.size(), kMaxArchived);
-    std::copy(state.archived.end() - static_cast<std::ptrdiff_t>(n), state.archived.end(), archived);
+    std::copy(state.archived.end() - static_cast<std::ptrdiff_t>(n), state.archived.end(),
+              archived);
     if (found)
         n += stored_by_others(*slot, read, state, archived + n, kMaxArchived + 1);
     size_t n_archived = std::min(n, kMaxArchived);
