@@ -363,6 +363,11 @@ INSERT INTO big_meta (t, m)
 INSERT INTO big_meta (t, m)
     SELECT '2021-05-18 00:00+00', jsonb_build_object('k', string_agg(md5(i::text), ''))
       FROM generate_series(1, 80) i;
+-- Past 8 kB even compressed, the entry fails before btree sees it (no
+-- index named): the same 54000, naming the collection.
+INSERT INTO big_meta (t, m)
+    SELECT '2021-05-18 00:00+00', jsonb_build_object('k', string_agg(md5(i::text), ''))
+      FROM generate_series(1, 300) i;
 SELECT count(*), length(m->>'k') FROM big_meta GROUP BY 2;
 
 ------------------------------------------------------------------------------

@@ -507,23 +507,27 @@ std::vector<catalog::BucketRef> BucketStore::reopen_candidates(Jsonb *meta, Unix
 }
 
 // Writes a bucket row. A btree entry holds about 2.7 kB: a larger meta
-// value, or control value of an indexed field, cannot be indexed, and
-// PostgreSQL's own message names neither the collection nor what to do.
+// value, or control value of an indexed field, cannot be indexed (btree
+// names the index; an index entry past 8 kB even compressed fails before
+// btree sees it, naming none), and PostgreSQL's own message names neither
+// the collection nor what to do.
 template <typename Write>
 auto BucketStore::guarding_index_size(Write write) -> decltype(write()) {
     try {
         return write();
     } catch (const PgError &e) {
-        if (e.edata()->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED ||
-            e.edata()->constraint_name == nullptr)
+        if (e.edata()->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED)
             throw;
         std::string hint = "Index entries hold at most 2704 bytes; keep large values out of ";
         hint += info_.meta_field.empty()
                     ? "indexed fields."
                     : "the meta field \"" + info_.meta_field + "\" and out of indexed fields.";
+        std::string what = e.edata()->constraint_name
+                               ? std::string("too large for its index \"") +
+                                     e.edata()->constraint_name + "\""
+                               : std::string("too large to be stored");
         throw Error(ErrorCode::TooLarge,
-                    "a bucket of time-series collection \"" + info_.view_name +
-                        "\" is too large for its index \"" + e.edata()->constraint_name + "\"",
+                    "a bucket of time-series collection \"" + info_.view_name + "\" is " + what,
                     e.edata()->message, hint);
     }
 }
