@@ -303,7 +303,7 @@ bool names(const SeriesState &state, const ObjectId &id) {
 // opened while this writer held the series' open one (or the other way
 // round). Kept as archived, so that neither is forgotten by the last
 // writer to store and writers of one series keep to a few buckets.
-// Newest last; at most `capacity`. Called with the lock held.
+// At most `capacity`. Called with the lock held.
 size_t stored_by_others(const SeriesSlot &slot, const SeriesState &read, const SeriesState &state,
                         BucketRef *others, size_t capacity) {
     size_t n = 0;
@@ -331,12 +331,14 @@ uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesStat
     auto *slot = static_cast<SeriesSlot *>(enter(series_table, &id, &found));
     if (slot == nullptr)
         return 0;
+    // Others' first, so the oldest: each is also its writer's own, which
+    // that writer stores again.
     BucketRef archived[2 * kMaxArchived + 1];
-    size_t n = std::min(state.archived.size(), kMaxArchived);
-    std::copy(state.archived.end() - static_cast<std::ptrdiff_t>(n), state.archived.end(),
-              archived);
-    if (found)
-        n += stored_by_others(*slot, read, state, archived + n, kMaxArchived + 1);
+    size_t n = found ? stored_by_others(*slot, read, state, archived, kMaxArchived + 1) : 0;
+    size_t own = std::min(state.archived.size(), kMaxArchived);
+    std::copy(state.archived.end() - static_cast<std::ptrdiff_t>(own), state.archived.end(),
+              archived + n);
+    n += own;
     size_t n_archived = std::min(n, kMaxArchived);
     slot->last_used = ++header->clock;
     uint64 chain = found ? slot->open_summary.chain : slot->last_used;

@@ -199,8 +199,9 @@ namespace {
 // The states of stored buckets this session loaded, so that its next
 // append to one decodes only the tails written since, not the bucket. An
 // entry holds while the bucket's row and the tails it counted are the row
-// versions they were (ctid and xmin: a fold, a modification or a
-// rolled-back append changes them). Emptied at kMaxCachedStates entries.
+// versions they were (ctid and xmin: a fold or a modification changes
+// them). Emptied at kMaxCachedStates entries, and when a (sub)transaction
+// aborts: its tails are gone, and their seqs go to other writers' tails.
 // The session's writes update it as they go (their row versions come
 // back with RETURNING), so that a session appending to its own buckets
 // reads neither them nor their tails again.
@@ -217,6 +218,14 @@ void cache(Oid bucket_table, const StoredBucket &stored) {
         cached_states.clear();
     cached_states.insert_or_assign(cache_key(bucket_table, stored.id), stored);
 }
+
+}  // namespace
+
+void forget_bucket_states() {
+    cached_states.clear();
+}
+
+namespace {
 
 uint64_t row_stamp(const std::string &row) {
     return std::hash<std::string>{}(row);

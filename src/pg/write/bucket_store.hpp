@@ -79,6 +79,10 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id);
 // Records that the session's state of bucket `id` agrees with the series'
 // catalog entry `chain` (what store_series returned).
 void remember_chain(Oid bucket_table, const ObjectId &id, uint64_t chain);
+// Forgets every bucket state the session keeps: a (sub)transaction that
+// aborts takes back tails the states count, whose seqs other writers then
+// use again.
+void forget_bucket_states();
 
 // The shard key of a distributed collection's new buckets of a series
 // (ObjectId::series_hash): a hash of its series key, so that a series'

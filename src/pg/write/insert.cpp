@@ -167,6 +167,7 @@ void discard_pending(XactEvent event, void *) {
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         pending.clear();
         TrustedBucketWrites::reset();
+        forget_bucket_states();
     }
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_COMMIT)
         returning_inserts = 0;
@@ -191,8 +192,10 @@ bool inserts_returning(const PlannedStmt *stmt) {
 }
 
 void discard_pending_sub(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
-    if (event == SUBXACT_EVENT_ABORT_SUB)
+    if (event == SUBXACT_EVENT_ABORT_SUB) {
         pending.clear();
+        forget_bucket_states();
+    }
 }
 
 std::optional<Value> jsonb_column(HeapTuple tuple, TupleDesc desc, int attnum) {
@@ -201,6 +204,10 @@ std::optional<Value> jsonb_column(HeapTuple tuple, TupleDesc desc, int attnum) {
     if (isnull)
         return std::nullopt;
     return jsonb_to_value(pg_call([&] { return DatumGetJsonbP(d); }));
+}
+
+std::string bucket_key(const std::string &series_key, const ObjectId &id) {
+    return series_key + '\0' + id.to_hex();
 }
 
 BucketingLimits limits_for(const CollectionInfo &info) {
@@ -251,7 +258,7 @@ class BucketWriter {
         BucketStore store(info_);
         store_ = &store;
         for (CarriedBucket &c : carried) {
-            by_id_[c.bucket->id().to_hex()] = c.bucket.get();
+            by_id_[bucket_key(c.series_key, c.bucket->id())] = c.bucket.get();
             carried_of_[c.series_key].push_back(c.bucket.get());
             series_of_[c.bucket.get()] = c.series_key;
             meta_of_series_.emplace(c.series_key, std::move(c.meta));
@@ -314,6 +321,8 @@ class BucketWriter {
     BucketingLimits limits_;
     BucketStore *store_ = nullptr;
     std::vector<std::unique_ptr<TouchedBucket>> touched_;
+    // By series and id (bucket_key): a bucket moved to another series by
+    // a meta UPDATE is not the same bucket to both.
     std::unordered_map<std::string, TouchedBucket *> by_id_;
     // Buckets this statement created for the series being assigned: not on
     // disk yet, yet as reopenable as if an earlier statement had written them.
@@ -383,7 +392,7 @@ void BucketWriter::assign(SeriesBatch &batch) {
     catalog::SeriesState state = read;
     series_key_ = &batch.key;
     TouchedBucket *current = state.open ? use(state.open->id) : nullptr;
-    if (state.open && current == nullptr)  // most likely another writer's: archived
+    if (state.open && current == nullptr)  // most likely another writer's: kept for later
         archive(state, *state.open);
     if (current != nullptr && current->state().full())  // closed by size in another catalog
         current = nullptr;
@@ -456,8 +465,11 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
         const catalog::BucketRef ref = state.archived[i];
         if (m.time < ref.min_time || m.time - ref.min_time >= span)
             continue;
-        // One that cannot be used now (locked by another writer, most
-        // likely) stays archived, for later statements; a full one goes.
+        // One that cannot be used now stays archived, for later
+        // statements (most likely another writer's, locked or not yet
+        // committed: a bucket gone for good is never loaded again, and
+        // leaves once a measurement past its span or 8 newer ones come);
+        // one full for good leaves.
         TouchedBucket *t = use(ref.id);
         if (t != nullptr && (reopenable(*t, m) || full_for_good(*t))) {
             state.archived.erase(state.archived.begin() + static_cast<std::ptrdiff_t>(i));
@@ -484,10 +496,11 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
     return nullptr;
 }
 
-// The bucket as this statement knows it, loading it if needed; nullptr when
-// it cannot be used (gone, closed, or locked by another transaction).
+// The bucket as this statement knows it for the series being assigned,
+// loading it if needed; nullptr when it cannot be used (gone, closed, of
+// another series now, or locked by another transaction).
 TouchedBucket *BucketWriter::use(const ObjectId &id) {
-    std::string key = id.to_hex();
+    std::string key = bucket_key(*series_key_, id);
     if (auto it = by_id_.find(key); it != by_id_.end())
         return it->second;
     std::optional<StoredBucket> stored =
@@ -519,7 +532,7 @@ TouchedBucket &BucketWriter::create(const Measurement &m) {
         TouchedBucket{Bucket(id, start, info_.time_field), std::nullopt, series_meta_}));
     created_.push_back(touched_.back().get());
     series_of_[touched_.back().get()] = *series_key_;
-    return *(by_id_[id.to_hex()] = touched_.back().get());
+    return *(by_id_[bucket_key(*series_key_, id)] = touched_.back().get());
 }
 
 void BucketWriter::count_rollover(Rollover reason) {
