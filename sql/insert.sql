@@ -411,6 +411,28 @@ COMMIT;
 SELECT t FROM tx ORDER BY t;
 SELECT * FROM bucket_summary('tx');
 SELECT counters('tx');
+-- Without a meta field there is no index to reopen through: after an
+-- append rolled back, a transaction that failed after its append, and
+-- a savepoint rolled back, the series still has its one bucket.
+SELECT tscoll.create_collection('tx_plain', 't');
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:00+00');
+BEGIN;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:01+00');
+ROLLBACK;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:02+00');
+BEGIN;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:03+00');
+SELECT 1 / 0;
+COMMIT;
+BEGIN;
+SAVEPOINT s;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:04+00');
+ROLLBACK TO s;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:05+00');
+COMMIT;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:06+00');
+SELECT t FROM tx_plain ORDER BY t;
+SELECT * FROM bucket_summary('tx_plain');
 
 ------------------------------------------------------------------------------
 -- insert_many: MongoDB's answer shape; ordered stops, unordered goes on.

@@ -212,13 +212,29 @@ struct PendingCounters {
 std::vector<Touched> touched;
 std::vector<PendingCounters> pending_counters;
 
+// A series an aborted (sub)transaction stored keeps its buckets (the open
+// one is most likely the one it appended to, committed before it; one it
+// created is gone, and is passed over as a bucket that cannot be loaded)
+// but not its summary, which counts the aborted tails; its chain is new,
+// as the aborted tails' seqs go to other writers' tails. Forgetting the
+// series instead would have its next writer open a bucket where none can
+// be found again (a collection without a meta field has no index to
+// reopen through).
+void forget_summary(const SeriesId &id) {
+    auto *slot = static_cast<SeriesSlot *>(hash_search(series_table, &id, HASH_FIND, nullptr));
+    if (slot == nullptr)
+        return;
+    slot->open_summary = OpenSummary{};
+    slot->open_summary.chain = ++header->clock;
+}
+
 void forget_touched(std::optional<SubTransactionId> subxact) {
     auto aborted = [&](const auto &t) { return !subxact || t.subxact == *subxact; };
     {
         Locked guard(LW_EXCLUSIVE);
         for (const Touched &t : touched)
             if (aborted(t))
-                remove_series(t.id);
+                forget_summary(t.id);
     }
     touched.erase(std::remove_if(touched.begin(), touched.end(), aborted), touched.end());
     pending_counters.erase(

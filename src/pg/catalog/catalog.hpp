@@ -34,7 +34,7 @@ constexpr size_t kMaxArchived = 8;
 
 // The open bucket as its last writer left it (next_seq 0: not known).
 // Writers of a bucket hold its row lock, and a transaction that aborts
-// makes the catalog forget what it stored, so with a shared catalog a
+// makes the catalog forget the summaries it stored, so with a shared catalog a
 // writer that gets the lock finds here whether tails were appended since it
 // last read the bucket, and, when they added no field to its schema, its
 // state with them, without reading them.
@@ -46,10 +46,11 @@ struct OpenSummary {
     uint32_t tails = 0;
     uint64_t schema = 0;  // Schema::fingerprint
     uint64_t row = 0;     // a hash of the bucket row's version (ctid, xmin) it counts
-    // The series' catalog entry, numbered anew each time it is made: an
-    // aborted writer, a DELETE, TTL or an eviction forgets the entry, so a
-    // session that saw another number cannot trust the tails it counted
-    // (one may have gone, and its seq been given again).
+    // The series' catalog entry, numbered anew each time it is made or its
+    // summary forgotten: a DELETE, TTL or an eviction forgets the entry, an
+    // aborted writer its summary, so a session that saw another number
+    // cannot trust the tails it counted (one may have gone, and its seq
+    // been given again).
     uint64_t chain = 0;
 };
 
@@ -65,7 +66,7 @@ bool shared();
 SeriesState series(Oid bucket_table, const std::string &key);
 // Stores the series' state, as a writer left it that read `read`;
 // buckets other writers stored since stay archived. Remembered as touched
-// by the current (sub)transaction, and forgotten if it aborts. Returns
+// by the current (sub)transaction: its summary is forgotten if that aborts. Returns
 // the entry's chain (0: not stored).
 uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &read,
                       const SeriesState &state);
