@@ -12,6 +12,11 @@ extern "C" {
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "access/detoast.h"
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "utils/fmgrprotos.h"
+#include "utils/jsonb.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -39,6 +44,17 @@ namespace tscoll::pg {
 namespace {
 
 constexpr int kMaxReopenCandidates = 8;
+
+// A locked bucket row's columns that load() reads.
+struct DirectRow {
+    TimestampTz min_time;
+    Datum data;
+    bool closed;
+    ItemPointerData tid;
+    TransactionId xmin;
+};
+
+bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, DirectRow *row);
 
 // The insert path's SPI plans, kept for the session: a single-row INSERT
 // would otherwise parse and plan each of its queries again. PostgreSQL
@@ -318,8 +334,21 @@ bool BucketStore::in_transaction_snapshot(const ObjectId &id) {
     });
 }
 
-std::optional<StoredBucket> BucketStore::load(
-    const ObjectId &id, Jsonb *meta, const std::function<catalog::OpenSummary()> &summary) {
+std::optional<BucketStore::LockedRow> BucketStore::lock_row(const ObjectId &id, Jsonb *meta) {
+    if (!info_.distributed()) {
+        bool direct = false;
+        DirectRow row{};
+        bool locked = pg_call([&] {
+            return lock_row_directly(info_.bucket_table, objectid_datum(id), meta, &direct, &row);
+        });
+        if (direct && !locked)
+            return std::nullopt;
+        if (direct)
+            return LockedRow{to_unix_micros(row.min_time), row.data, row.closed,
+                             "(" + std::to_string(ItemPointerGetBlockNumber(&row.tid)) + "," +
+                                 std::to_string(ItemPointerGetOffsetNumber(&row.tid)) + ")" +
+                                 std::to_string(row.xmin)};
+    }
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
     std::string query =
@@ -330,18 +359,28 @@ std::optional<StoredBucket> BucketStore::load(
     Oid types[] = {objectid_type(), JSONBOID, INT4OID};
     Datum values[] = {objectid_datum(id), PointerGetDatum(meta), Int32GetDatum(id.series_hash())};
     const char nulls[] = {' ', meta ? ' ' : 'n', ' '};
-    if (!in_transaction_snapshot(id))
-        return std::nullopt;
     if (run(query.c_str(), 3, types, values, nulls, 1) != 1)
         return std::nullopt;
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
     bool isnull = false;
-    if (DatumGetBool(SPI_getbinval(row, desc, 3, &isnull)))
+    return LockedRow{to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull))),
+                     SPI_getbinval(row, desc, 2, &isnull),
+                     DatumGetBool(SPI_getbinval(row, desc, 3, &isnull)),
+                     column_text(row, desc, 4).value_or("")};
+}
+
+std::optional<StoredBucket> BucketStore::load(
+    const ObjectId &id, Jsonb *meta, const std::function<catalog::OpenSummary()> &summary) {
+    if (!in_transaction_snapshot(id))
         return std::nullopt;
-    UnixMicros min_time = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 1, &isnull)));
-    Datum data = SPI_getbinval(row, desc, 2, &isnull);
-    std::string version = column_text(row, desc, 4).value_or("");
+    std::optional<LockedRow> row = lock_row(id, meta);
+    if (!row || row->closed)
+        return std::nullopt;
+    UnixMicros min_time = row->min_time;
+    Datum data = row->data;
+    std::string version = std::move(row->version);
+    bool isnull = false;
 
     std::string key = cache_key(info_.bucket_table, id);
     auto cached = cached_states.find(key);
@@ -531,10 +570,9 @@ auto BucketStore::guarding_index_size(Write write) -> decltype(write()) {
         hint += info_.meta_field.empty()
                     ? "indexed fields."
                     : "the meta field \"" + info_.meta_field + "\" and out of indexed fields.";
-        std::string what = e.edata()->constraint_name
-                               ? std::string("too large for its index \"") +
-                                     e.edata()->constraint_name + "\""
-                               : std::string("too large to be stored");
+        std::string what = e.edata()->constraint_name ? std::string("too large for its index \"") +
+                                                            e.edata()->constraint_name + "\""
+                                                      : std::string("too large to be stored");
         throw Error(ErrorCode::TooLarge,
                     "a bucket of time-series collection \"" + info_.view_name + "\" is " + what,
                     e.edata()->message, hint);
@@ -632,6 +670,76 @@ bool inserts_directly(Relation rel) {
             return false;
     }
     return desc->natts >= 4;
+}
+
+// Whether a bucket row (in `slot`) is of the series `meta` (nullptr: no
+// meta), as `meta = $2` or `meta IS NULL` would tell.
+bool of_series(TupleTableSlot *slot, Jsonb *meta) {
+    bool isnull = false;
+    Datum stored = slot_getattr(slot, 2, &isnull);
+    if (meta == nullptr || isnull)
+        return meta == nullptr && isnull;
+    return DatumGetBool(DirectFunctionCall2(jsonb_eq, stored, PointerGetDatum(meta)));
+}
+
+// The row of bucket `id` of series `meta`, locked as `SELECT ... WHERE _id
+// = $1 AND <meta test> FOR UPDATE SKIP LOCKED` under the latest snapshot
+// locks it, through the primary key without planning and running that
+// query: on single-row appends, the query's executor start and end were
+// a third of loading the bucket. Returns whether a row was locked, and
+// sets `*row` from it (its values copied). `*direct` is false (and
+// nothing is read) when the table needs the query (inserts_directly).
+bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, DirectRow *row) {
+    Relation rel = table_open(bucket_table, RowShareLock);
+    Oid primary_key = inserts_directly(rel) ? RelationGetPrimaryKeyIndex(rel) : InvalidOid;
+    *direct = OidIsValid(primary_key);
+    if (!*direct) {
+        table_close(rel, NoLock);
+        return false;
+    }
+    Relation index = index_open(primary_key, AccessShareLock);
+    Oid equal = get_opfamily_member(index->rd_opfamily[0], index->rd_opcintype[0],
+                                    index->rd_opcintype[0], BTEqualStrategyNumber);
+    ScanKeyData key;
+    ScanKeyInit(&key, 1, BTEqualStrategyNumber, get_opcode(equal), id);
+    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+    TupleTableSlot *slot = table_slot_create(rel, nullptr);
+    IndexScanDesc scan = index_beginscan(rel, index, snapshot, 1, 0);
+    index_rescan(scan, &key, 1, nullptr, 0);
+    // As the executor locks a row: under READ COMMITTED, the latest
+    // version of one updated since the snapshot, tested again.
+    int flags = IsolationUsesXactSnapshot() ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION;
+    HeapTuple locked = nullptr;
+    while (locked == nullptr && index_getnext_slot(scan, ForwardScanDirection, slot)) {
+        if (!of_series(slot, meta))
+            continue;
+        TM_FailureData failure;
+        TM_Result result =
+            table_tuple_lock(rel, &slot->tts_tid, snapshot, slot, GetCurrentCommandId(true),
+                             LockTupleExclusive, LockWaitSkip, flags, &failure);
+        if (result == TM_Ok && (!failure.traversed || of_series(slot, meta)))
+            locked = ExecCopySlotHeapTuple(slot);
+    }
+    if (locked != nullptr) {
+        TupleDesc desc = RelationGetDescr(rel);
+        bool isnull = false;
+        Jsonb *control = DatumGetJsonbP(heap_getattr(locked, 3, desc, &isnull));
+        JsonbValue *closed = getKeyJsonValueFromContainer(&control->root, "closed", 6, nullptr);
+        row->closed = closed != nullptr && closed->type == jbvBool && closed->val.boolean;
+        row->data = heap_getattr(locked, 4, desc, &isnull);
+        row->min_time =
+            DatumGetTimestampTz(heap_getattr(locked, SPI_fnumber(desc, "min_time"), desc, &isnull));
+        row->tid = locked->t_self;
+        row->xmin = HeapTupleHeaderGetRawXmin(locked->t_data);
+    }
+    index_endscan(scan);
+    ExecDropSingleTupleTableSlot(slot);
+    UnregisterSnapshot(snapshot);
+    index_close(index, AccessShareLock);
+    table_close(rel, NoLock);
+    // As SPI does after a statement: later queries see the lock.
+    CommandCounterIncrement();
+    return locked != nullptr;
 }
 
 // The new rows of a bucket table, inserted as logical replication applies

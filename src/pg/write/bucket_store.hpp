@@ -135,6 +135,14 @@ class BucketStore {
     // tscoll's 54000 naming the collection and the meta field.
     template <typename Write>
     auto guarding_index_size(Write write) -> decltype(write());
+    // A bucket row's columns that load() reads, the row locked.
+    struct LockedRow {
+        UnixMicros min_time;
+        Datum data;
+        bool closed;  // control.closed
+        std::string version;
+    };
+    std::optional<LockedRow> lock_row(const ObjectId &id, Jsonb *meta);
     void note_replaced_row(const std::string &row);
     void delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta);
     void delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows);
