@@ -433,6 +433,17 @@ COMMIT;
 INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:06+00');
 SELECT t FROM tx_plain ORDER BY t;
 SELECT * FROM bucket_summary('tx_plain');
+-- A rolled-back transaction that filled the open bucket and opened the
+-- next: the series goes on in the bucket it had, whose rollover rolled
+-- back with it.
+SET tscoll.bucket_max_count = 10;
+BEGIN;
+INSERT INTO tx_plain (t)
+    SELECT timestamptz '2021-05-18 00:01:00+00' + i * interval '1 s' FROM generate_series(1, 10) i;
+ROLLBACK;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:07+00');
+RESET tscoll.bucket_max_count;
+SELECT * FROM bucket_summary('tx_plain');
 
 ------------------------------------------------------------------------------
 -- insert_many: MongoDB's answer shape; ordered stops, unordered goes on.

@@ -16,6 +16,10 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "pg/guard.hpp"
 #include "pg/settings.hpp"
@@ -197,10 +201,14 @@ void remove_series(const SeriesId &id) {
     hash_search(series_table, &id, HASH_REMOVE, nullptr);
 }
 
-// What the current transaction changed, to undo or apply when it ends.
+// What the current transaction changed, to undo or apply when it ends:
+// once per series and (sub)transaction (a COPY stores its series at every
+// flush), the open bucket the series had before it and the one it created.
 struct Touched {
     SubTransactionId subxact;
     SeriesId id;
+    std::optional<BucketRef> found_open;
+    std::optional<BucketRef> created_open;  // while still the series' open bucket
 };
 
 struct PendingCounters {
@@ -210,22 +218,55 @@ struct PendingCounters {
 };
 
 std::vector<Touched> touched;
+std::unordered_map<std::string, size_t> touched_at;  // by touched_key
 std::vector<PendingCounters> pending_counters;
 
-// A series an aborted (sub)transaction stored keeps its buckets (the open
-// one is most likely the one it appended to, committed before it; one it
-// created is gone, and is passed over as a bucket that cannot be loaded)
-// but not its summary, which counts the aborted tails; its chain is new,
-// as the aborted tails' seqs go to other writers' tails. Forgetting the
-// series instead would have its next writer open a bucket where none can
-// be found again (a collection without a meta field has no index to
+std::string touched_key(SubTransactionId subxact, const SeriesId &id) {
+    return std::string(reinterpret_cast<const char *>(&subxact), sizeof subxact) +
+           std::string(reinterpret_cast<const char *>(&id), sizeof id);
+}
+
+void reindex_touched() {
+    touched_at.clear();
+    for (size_t i = 0; i < touched.size(); i++)
+        touched_at[touched_key(touched[i].subxact, touched[i].id)] = i;
+}
+
+bool same_bucket(const std::optional<BucketRef> &a, const BucketRef &b) {
+    return a && a->id.bytes == b.id.bytes;
+}
+
+void note_touched(const SeriesId &id, const std::optional<BucketRef> &found_open,
+                  const std::optional<BucketRef> &open, bool open_created) {
+    SubTransactionId subxact = GetCurrentSubTransactionId();
+    auto [at, added] = touched_at.try_emplace(touched_key(subxact, id), touched.size());
+    if (added)
+        touched.push_back(Touched{subxact, id, found_open, std::nullopt});
+    Touched &t = touched[at->second];
+    if (open && open_created)
+        t.created_open = open;
+    else if (!open || !same_bucket(t.created_open, *open))
+        t.created_open.reset();
+}
+
+// A series an aborted (sub)transaction stored keeps its buckets, but not
+// its summary, which counts the aborted tails; its chain is new, as the
+// aborted tails' seqs go to other writers' tails. An open bucket it
+// created (gone now) gives way to the one the series had before. Forgetting
+// the series instead would have its next writer open a bucket where none
+// can be found again (a collection without a meta field has no index to
 // reopen through).
-void forget_summary(const SeriesId &id) {
-    auto *slot = static_cast<SeriesSlot *>(hash_search(series_table, &id, HASH_FIND, nullptr));
+void take_back(const Touched &t) {
+    auto *slot = static_cast<SeriesSlot *>(hash_search(series_table, &t.id, HASH_FIND, nullptr));
     if (slot == nullptr)
         return;
     slot->open_summary = OpenSummary{};
     slot->open_summary.chain = ++header->clock;
+    if (slot->has_open && same_bucket(t.created_open, slot->open)) {
+        slot->has_open = t.found_open.has_value();
+        if (t.found_open)
+            slot->open = *t.found_open;
+    }
 }
 
 void forget_touched(std::optional<SubTransactionId> subxact) {
@@ -234,12 +275,34 @@ void forget_touched(std::optional<SubTransactionId> subxact) {
         Locked guard(LW_EXCLUSIVE);
         for (const Touched &t : touched)
             if (aborted(t))
-                forget_summary(t.id);
+                take_back(t);
     }
     touched.erase(std::remove_if(touched.begin(), touched.end(), aborted), touched.end());
+    reindex_touched();
     pending_counters.erase(
         std::remove_if(pending_counters.begin(), pending_counters.end(), aborted),
         pending_counters.end());
+}
+
+// A committed subtransaction's series become its parent's; one both
+// touched keeps the parent's found open bucket.
+void hand_touched_to(SubTransactionId mine, SubTransactionId parent) {
+    std::vector<Touched> kept;
+    kept.reserve(touched.size());
+    std::unordered_map<std::string, size_t> at;
+    for (Touched &t : touched) {
+        if (t.subxact == mine)
+            t.subxact = parent;
+        auto [it, added] = at.try_emplace(touched_key(t.subxact, t.id), kept.size());
+        if (added) {
+            kept.push_back(std::move(t));
+            continue;
+        }
+        Touched &earlier = kept[it->second];  // the parent's: stored first
+        earlier.created_open = t.created_open;
+    }
+    touched = std::move(kept);
+    touched_at = std::move(at);
 }
 
 void apply_pending_counters() {
@@ -263,15 +326,14 @@ void on_xact(XactEvent event, void *) {
         // not an error.
     }
     touched.clear();
+    touched_at.clear();
     pending_counters.clear();
 }
 
 void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransactionId parent, void *) {
     try {
         if (event == SUBXACT_EVENT_COMMIT_SUB) {
-            for (Touched &t : touched)
-                if (t.subxact == mine)
-                    t.subxact = parent;
+            hand_touched_to(mine, parent);
             for (PendingCounters &p : pending_counters)
                 if (p.subxact == mine)
                     p.subxact = parent;
@@ -280,6 +342,7 @@ void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransactionId pare
         }
     } catch (...) {
         touched.clear();
+        touched_at.clear();
         pending_counters.clear();
     }
 }
@@ -334,12 +397,10 @@ size_t stored_by_others(const SeriesSlot &slot, const SeriesState &read, const S
     return n;
 }
 
-}  // namespace
-
-uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &read,
-                      const SeriesState &state) {
-    SeriesId id = series_id(bucket_table, key);
-    touched.push_back(Touched{GetCurrentSubTransactionId(), id});
+// store_series's change to the slot; sets `found_open` to the slot's open
+// bucket before it.
+uint64_t store_slot(const SeriesId &id, const SeriesState &read, const SeriesState &state,
+                    std::optional<BucketRef> &found_open) {
     Locked guard(LW_EXCLUSIVE);
     if (hash_get_num_entries(series_table) >= series_capacity())
         evict();
@@ -347,6 +408,8 @@ uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesStat
     auto *slot = static_cast<SeriesSlot *>(enter(series_table, &id, &found));
     if (slot == nullptr)
         return 0;
+    if (found && slot->has_open)
+        found_open = slot->open;
     // Others' first, so the oldest: each is also its writer's own, which
     // that writer stores again.
     BucketRef archived[2 * kMaxArchived + 1];
@@ -365,6 +428,19 @@ uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesStat
     slot->open_summary.chain = chain;
     slot->n_archived = static_cast<uint8>(n_archived);
     std::copy(archived + (n - n_archived), archived + n, slot->archived);
+    return chain;
+}
+
+}  // namespace
+
+uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &read,
+                      const SeriesState &state, bool open_created) {
+    SeriesId id = series_id(bucket_table, key);
+    std::optional<BucketRef> found_open;
+    uint64_t chain = store_slot(id, read, state, found_open);
+    // After the store: should this fail, the summary names a writer that
+    // did not commit, which readers check (OpenSummary::writer).
+    note_touched(id, found_open, state.open, open_created);
     return chain;
 }
 

@@ -11,6 +11,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/transam.h"
 }
 
 #include <optional>
@@ -38,14 +39,18 @@ constexpr size_t kMaxArchived = 8;
 // writer that gets the lock finds here whether tails were appended since it
 // last read the bucket, and, when they added no field to its schema, its
 // state with them, without reading them.
-struct OpenSummary {
-    int64_t next_seq = 0;  // the seq its next tail gets
-    uint32_t count = 0;
+struct OpenSummary {  // the 32-bit fields together, in 64 bytes
+    int64_t next_seq = 0;       // the seq its next tail gets
     uint64_t size = 0;          // BucketState::size
     uint64_t stored_bytes = 0;  // StoredBucket::stored_bytes
+    uint64_t schema = 0;        // Schema::fingerprint
+    uint64_t row = 0;           // a hash of the bucket row's version (ctid, xmin) it counts
+    uint32_t count = 0;
     uint32_t tails = 0;
-    uint64_t schema = 0;  // Schema::fingerprint
-    uint64_t row = 0;     // a hash of the bucket row's version (ctid, xmin) it counts
+    // The (sub)transaction that stored it: its tails count only once it
+    // committed. The catalog forgets the summaries of an aborted one in
+    // its abort callbacks, after other sessions can take the bucket's lock.
+    TransactionId writer = InvalidTransactionId;
     // The series' catalog entry, numbered anew each time it is made or its
     // summary forgotten: a DELETE, TTL or an eviction forgets the entry, an
     // aborted writer its summary, so a session that saw another number
@@ -65,11 +70,13 @@ bool shared();
 
 SeriesState series(Oid bucket_table, const std::string &key);
 // Stores the series' state, as a writer left it that read `read`;
-// buckets other writers stored since stay archived. Remembered as touched
-// by the current (sub)transaction: its summary is forgotten if that aborts. Returns
-// the entry's chain (0: not stored).
+// buckets other writers stored since stay archived. `open_created`: its
+// open bucket is one this statement created. Remembered as touched by the
+// current (sub)transaction: if that aborts, the summary is forgotten and
+// an open bucket it created gives way to the one it found. Returns the
+// entry's chain (0: not stored).
 uint64_t store_series(Oid bucket_table, const std::string &key, const SeriesState &read,
-                      const SeriesState &state);
+                      const SeriesState &state, bool open_created);
 // Forgets every series of a collection (direct writes to its bucket table).
 void forget_series(Oid bucket_table);
 // Forgets a dropped collection: its series and its counters.

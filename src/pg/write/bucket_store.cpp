@@ -18,6 +18,7 @@ extern "C" {
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "executor/executor.h"
@@ -291,10 +292,40 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
     if (it == cached_states.end())
         return {};
     const StoredBucket &s = it->second;
-    return {s.next_seq,      s.state.count(), s.state.size(),
-            s.stored_bytes,  s.tails,         s.state.schema_fingerprint(),
-            row_stamp(s.row)};
+    catalog::OpenSummary summary;
+    summary.next_seq = s.next_seq;
+    summary.size = s.state.size();
+    summary.stored_bytes = s.stored_bytes;
+    summary.schema = s.state.schema_fingerprint();
+    summary.row = row_stamp(s.row);
+    summary.count = s.state.count();
+    summary.tails = s.tails;
+    summary.writer = GetCurrentTransactionIdIfAny();
+    return summary;
 }
+
+namespace {
+
+// The summary when its writer committed (or is this transaction); else
+// none but its chain, as once the catalog has forgotten it. A writer
+// older than every database's frozen horizon (whose status the commit log
+// may no longer hold) ended long before: had it aborted, the catalog would
+// have forgotten its summary.
+catalog::OpenSummary committed(const catalog::OpenSummary &known) {
+    if (known.next_seq == 0 || pg_call([&] {
+            TransactionId writer = known.writer;
+            return TransactionIdIsCurrentTransactionId(writer) ||
+                   (TransactionIdIsNormal(writer) &&
+                    TransactionIdPrecedes(writer, ShmemVariableCache->oldestXid)) ||
+                   TransactionIdDidCommit(writer);
+        }))
+        return known;
+    catalog::OpenSummary forgotten;
+    forgotten.chain = known.chain;
+    return forgotten;
+}
+
+}  // namespace
 
 // Under REPEATABLE READ and SERIALIZABLE, whether the bucket row's latest
 // version is the one the transaction's snapshot sees: a bucket written
@@ -385,7 +416,7 @@ std::optional<StoredBucket> BucketStore::load(
     std::string key = cache_key(info_.bucket_table, id);
     auto cached = cached_states.find(key);
     // Asked only now: the last writer stored it before it released the lock.
-    catalog::OpenSummary known = summary();
+    catalog::OpenSummary known = committed(summary());
     // Read whole when the row changed, or when the series' catalog entry
     // was made anew since the state was cached: a tail it counted may be
     // gone, and its seq given to another.

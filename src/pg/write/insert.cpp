@@ -167,8 +167,11 @@ void discard_pending(XactEvent event, void *) {
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         pending.clear();
         TrustedBucketWrites::reset();
-        forget_bucket_states();
     }
+    // A prepared transaction may yet roll back, with no word to this session.
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+        event == XACT_EVENT_PREPARE)
+        forget_bucket_states();
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_COMMIT)
         returning_inserts = 0;
 }
@@ -287,7 +290,8 @@ class BucketWriter {
             bool written = a.open != nullptr && !a.open->carried;
             a.state.open_summary =
                 written ? summary_of(info_.bucket_table, a.open->id()) : catalog::OpenSummary{};
-            uint64_t chain = catalog::store_series(info_.bucket_table, *a.key, a.read, a.state);
+            uint64_t chain = catalog::store_series(info_.bucket_table, *a.key, a.read, a.state,
+                                                   a.open != nullptr && a.open->created);
             if (written)
                 remember_chain(info_.bucket_table, a.open->id(), chain);
         }
