@@ -151,8 +151,8 @@ void *enter(HTAB *table, const void *key, bool *found) {
     return pg_call([&] { return hash_search(table, key, HASH_ENTER, found); });
 }
 
-CollectionSlot *collection_slot(Oid bucket_table) {
-    CollectionId id{MyDatabaseId, bucket_table};
+CollectionSlot *collection_slot(Oid bucket_table, Oid db = MyDatabaseId) {
+    CollectionId id{db, bucket_table};
     bool found = false;
     auto *slot = static_cast<CollectionSlot *>(enter(collection_table, &id, &found));
     if (slot != nullptr && !found)
@@ -188,7 +188,7 @@ void evict() {
     while (auto *slot = static_cast<SeriesSlot *>(hash_seq_search(&scan))) {
         if (slot->last_used > cutoff)
             continue;
-        if (CollectionSlot *c = collection_slot(slot->id.bucket_table)) {
+        if (CollectionSlot *c = collection_slot(slot->id.bucket_table, slot->id.db)) {
             c->counters.numBucketsArchivedDueToMemoryThreshold += slot->has_open ? 1 : 0;
             c->counters.numBucketsClosedDueToMemoryThreshold +=
                 slot->n_archived + (slot->has_open ? 1 : 0);
