@@ -442,6 +442,26 @@ INSERT INTO tx_plain (t)
     SELECT timestamptz '2021-05-18 00:01:00+00' + i * interval '1 s' FROM generate_series(1, 10) i;
 ROLLBACK;
 INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:07+00');
+SELECT * FROM bucket_summary('tx_plain');
+-- The same with a savepoint released after the rollover: the transaction
+-- still takes back the bucket it opened.
+BEGIN;
+INSERT INTO tx_plain (t)
+    SELECT timestamptz '2021-05-18 00:02:00+00' + i * interval '1 s' FROM generate_series(1, 7) i;
+SAVEPOINT s;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:02:10+00');
+RELEASE s;
+ROLLBACK;
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:00:08+00');
+SELECT * FROM bucket_summary('tx_plain');
+-- A prepared transaction that commits keeps the bucket it opened as the
+-- series' open one.
+BEGIN;
+INSERT INTO tx_plain (t)
+    SELECT timestamptz '2021-05-18 00:03:00+00' + i * interval '1 s' FROM generate_series(1, 6) i;
+PREPARE TRANSACTION 'tx_plain';
+COMMIT PREPARED 'tx_plain';
+INSERT INTO tx_plain (t) VALUES ('2021-05-18 00:03:10+00');
 RESET tscoll.bucket_max_count;
 SELECT * FROM bucket_summary('tx_plain');
 

@@ -226,12 +226,6 @@ std::string touched_key(SubTransactionId subxact, const SeriesId &id) {
            std::string(reinterpret_cast<const char *>(&id), sizeof id);
 }
 
-void reindex_touched() {
-    touched_at.clear();
-    for (size_t i = 0; i < touched.size(); i++)
-        touched_at[touched_key(touched[i].subxact, touched[i].id)] = i;
-}
-
 bool same_bucket(const std::optional<BucketRef> &a, const BucketRef &b) {
     return a && a->id.bytes == b.id.bytes;
 }
@@ -269,40 +263,52 @@ void take_back(const Touched &t) {
     }
 }
 
+// Where subtransaction `mine`'s entries start: they are the last ones,
+// as only the current (deepest) subtransaction stores, and a committed
+// one's entries become its parent's as it ends.
+size_t first_touched_by(SubTransactionId mine) {
+    size_t first = touched.size();
+    while (first > 0 && touched[first - 1].subxact == mine)
+        first--;
+    return first;
+}
+
+// Takes back what the aborted (sub)transaction stored: every entry for
+// the transaction (nullopt), else the subtransaction's.
 void forget_touched(std::optional<SubTransactionId> subxact) {
-    auto aborted = [&](const auto &t) { return !subxact || t.subxact == *subxact; };
+    size_t first = subxact ? first_touched_by(*subxact) : 0;
     {
         Locked guard(LW_EXCLUSIVE);
-        for (const Touched &t : touched)
-            if (aborted(t))
-                take_back(t);
+        for (size_t i = first; i < touched.size(); i++)
+            take_back(touched[i]);
     }
-    touched.erase(std::remove_if(touched.begin(), touched.end(), aborted), touched.end());
-    reindex_touched();
+    for (size_t i = first; i < touched.size(); i++)
+        touched_at.erase(touched_key(touched[i].subxact, touched[i].id));
+    touched.resize(first);
+    auto aborted = [&](const auto &t) { return !subxact || t.subxact == *subxact; };
     pending_counters.erase(
         std::remove_if(pending_counters.begin(), pending_counters.end(), aborted),
         pending_counters.end());
 }
 
 // A committed subtransaction's series become its parent's; one both
-// touched keeps the parent's found open bucket.
+// touched keeps the parent's entry (its found open bucket), with the
+// subtransaction's created bucket if it made one.
 void hand_touched_to(SubTransactionId mine, SubTransactionId parent) {
-    std::vector<Touched> kept;
-    kept.reserve(touched.size());
-    std::unordered_map<std::string, size_t> at;
-    for (Touched &t : touched) {
-        if (t.subxact == mine)
-            t.subxact = parent;
-        auto [it, added] = at.try_emplace(touched_key(t.subxact, t.id), kept.size());
+    size_t first = first_touched_by(mine);
+    size_t kept = first;
+    for (size_t i = first; i < touched.size(); i++) {
+        Touched t = std::move(touched[i]);
+        touched_at.erase(touched_key(mine, t.id));
+        auto [at, added] = touched_at.try_emplace(touched_key(parent, t.id), kept);
         if (added) {
-            kept.push_back(std::move(t));
-            continue;
+            t.subxact = parent;
+            touched[kept++] = std::move(t);
+        } else if (t.created_open) {
+            touched[at->second].created_open = t.created_open;
         }
-        Touched &earlier = kept[it->second];  // the parent's: stored first
-        earlier.created_open = t.created_open;
     }
-    touched = std::move(kept);
-    touched_at = std::move(at);
+    touched.resize(kept);
 }
 
 void apply_pending_counters() {
@@ -316,10 +322,12 @@ void on_xact(XactEvent event, void *) {
     try {
         if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
             apply_pending_counters();
-        else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
-                 event == XACT_EVENT_PREPARE)
+        else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
             forget_touched(std::nullopt);
-        else
+        // PREPARE: the transaction may yet commit, keeping its buckets and
+        // summaries; should it roll back, readers pass over its summaries
+        // (OpenSummary::writer), and its buckets are gone like any other.
+        else if (event != XACT_EVENT_PREPARE)
             return;
     } catch (...) {
         // Only a session's own table allocates; a lost hint or counter is

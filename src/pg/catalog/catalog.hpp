@@ -39,18 +39,20 @@ constexpr size_t kMaxArchived = 8;
 // writer that gets the lock finds here whether tails were appended since it
 // last read the bucket, and, when they added no field to its schema, its
 // state with them, without reading them.
-struct OpenSummary {  // the 32-bit fields together, in 64 bytes
+struct OpenSummary {            // 64 bytes
     int64_t next_seq = 0;       // the seq its next tail gets
     uint64_t size = 0;          // BucketState::size
     uint64_t stored_bytes = 0;  // StoredBucket::stored_bytes
     uint64_t schema = 0;        // Schema::fingerprint
     uint64_t row = 0;           // a hash of the bucket row's version (ctid, xmin) it counts
-    uint32_t count = 0;
-    uint32_t tails = 0;
     // The (sub)transaction that stored it: its tails count only once it
     // committed. The catalog forgets the summaries of an aborted one in
-    // its abort callbacks, after other sessions can take the bucket's lock.
-    TransactionId writer = InvalidTransactionId;
+    // its abort callbacks, after other sessions can take the bucket's lock,
+    // and keeps a prepared one's. Full, as a series may stay idle for
+    // longer than 32-bit ids can tell.
+    FullTransactionId writer = InvalidFullTransactionId;
+    uint32_t count = 0;
+    uint32_t tails = 0;
     // The series' catalog entry, numbered anew each time it is made or its
     // summary forgotten: a DELETE, TTL or an eviction forgets the entry, an
     // aborted writer its summary, so a session that saw another number

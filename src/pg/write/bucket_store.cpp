@@ -19,6 +19,7 @@ extern "C" {
 #include "utils/jsonb.h"
 #include "access/table.h"
 #include "access/transam.h"
+#include "storage/lwlock.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "executor/executor.h"
@@ -300,25 +301,38 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
     summary.row = row_stamp(s.row);
     summary.count = s.state.count();
     summary.tails = s.tails;
-    summary.writer = GetCurrentTransactionIdIfAny();
+    summary.writer = GetCurrentFullTransactionIdIfAny();
     return summary;
 }
 
 namespace {
 
-// The summary when its writer committed (or is this transaction); else
-// none but its chain, as once the catalog has forgotten it. A writer
-// older than every database's frozen horizon (whose status the commit log
-// may no longer hold) ended long before: had it aborted, the catalog would
-// have forgotten its summary.
+// Whether the (sub)transaction `writer` committed, or is this one. One
+// whose status the commit log may no longer hold (before its truncation
+// point, or 2^31 transactions ago, which 32 bits cannot tell apart) ended
+// long before: had it aborted, the catalog would have forgotten its
+// summary. Read under XactTruncationLock, as pg_xact_status does.
+bool writer_committed(FullTransactionId writer) {
+    TransactionId xid = XidFromFullTransactionId(writer);
+    if (!TransactionIdIsNormal(xid))
+        return false;
+    if (TransactionIdIsCurrentTransactionId(xid))
+        return true;
+    uint64 age =
+        U64FromFullTransactionId(ReadNextFullTransactionId()) - U64FromFullTransactionId(writer);
+    if (age >= (uint64{1} << 31))
+        return true;
+    LWLockAcquire(XactTruncationLock, LW_SHARED);
+    bool committed = TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid) ||
+                     TransactionIdDidCommit(xid);
+    LWLockRelease(XactTruncationLock);
+    return committed;
+}
+
+// The summary when its writer committed; else none but its chain, as
+// once the catalog has forgotten it.
 catalog::OpenSummary committed(const catalog::OpenSummary &known) {
-    if (known.next_seq == 0 || pg_call([&] {
-            TransactionId writer = known.writer;
-            return TransactionIdIsCurrentTransactionId(writer) ||
-                   (TransactionIdIsNormal(writer) &&
-                    TransactionIdPrecedes(writer, ShmemVariableCache->oldestXid)) ||
-                   TransactionIdDidCommit(writer);
-        }))
+    if (known.next_seq == 0 || pg_call([&] { return writer_committed(known.writer); }))
         return known;
     catalog::OpenSummary forgotten;
     forgotten.chain = known.chain;
