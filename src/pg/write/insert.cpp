@@ -472,8 +472,8 @@ TouchedBucket *BucketWriter::reopen(catalog::SeriesState &state, const Measureme
         // One that cannot be used now stays archived, for later
         // statements (most likely another writer's, locked or not yet
         // committed: a bucket gone for good is never loaded again, and
-        // leaves once a measurement past its span or 8 newer ones come);
-        // one full for good leaves.
+        // leaves once 8 newer archived buckets come); one full for good
+        // leaves.
         TouchedBucket *t = use(ref.id);
         if (t != nullptr && (reopenable(*t, m) || full_for_good(*t))) {
             state.archived.erase(state.archived.begin() + static_cast<std::ptrdiff_t>(i));
