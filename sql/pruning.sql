@@ -165,20 +165,25 @@ SELECT left_join_digest(true, 'p') = left_join_digest(false, 'plain') AS same_pr
        left_join_digest(false, 'p') = left_join_digest(false, 'plain') AS same_unpruned;
 
 -- Pruning reads fewer buckets: time, field and meta conditions.
-CREATE FUNCTION buckets_read(query text, pruning boolean) RETURNS int LANGUAGE plpgsql AS
+-- The nodes of a query's EXPLAIN ANALYZE plan, pruning on or off.
+CREATE FUNCTION plan_nodes(query text, pruning boolean) RETURNS SETOF json LANGUAGE plpgsql AS
 $$
 DECLARE
     plan json;
 BEGIN
     PERFORM set_config('tscoll.enable_bucket_pruning', pruning::text, true);
     EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || query INTO plan;
-    RETURN (WITH RECURSIVE nodes(n) AS (
-                SELECT plan->0->'Plan'
-                UNION ALL
-                SELECT c FROM nodes, json_array_elements(n->'Plans') c)
-            SELECT sum((n->>'Actual Rows')::int) FROM nodes
-             WHERE n->>'Relation Name' = 'system.buckets.p');
+    RETURN QUERY WITH RECURSIVE nodes(n) AS (
+                     SELECT plan->0->'Plan'
+                     UNION ALL
+                     SELECT c FROM nodes, json_array_elements(n->'Plans') c)
+                 SELECT n FROM nodes;
 END
+$$;
+CREATE FUNCTION buckets_read(query text, pruning boolean) RETURNS int LANGUAGE sql AS
+$$
+SELECT sum((n->>'Actual Rows')::int)::int FROM plan_nodes(query, pruning) n
+ WHERE n->>'Relation Name' = 'system.buckets.p'
 $$;
 SELECT q, buckets_read(q, true) AS pruned, buckets_read(q, false) AS unpruned
   FROM (VALUES ($$SELECT count(*) FROM p WHERE t >= '2024-03-02 10:00' AND t < '2024-03-02 11:00'$$),
@@ -242,20 +247,10 @@ SELECT * FROM (VALUES ('1', '2024-03-01 10:00'::timestamptz, '2024-03-01 11:00':
                       ('9', '2024-02-01 00:00', '2024-02-02 00:00')) AS v(s, since, until);
 CREATE TABLE latest AS SELECT m->>'s' AS s, max(t) AS t FROM plain GROUP BY 1;
 -- How many buckets the query unpacks (the unpack scan's loops).
-CREATE FUNCTION unpacked(query text, pruning boolean) RETURNS bigint LANGUAGE plpgsql AS
+CREATE FUNCTION unpacked(query text, pruning boolean) RETURNS bigint LANGUAGE sql AS
 $$
-DECLARE
-    plan json;
-BEGIN
-    PERFORM set_config('tscoll.enable_bucket_pruning', pruning::text, true);
-    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || query INTO plan;
-    RETURN (WITH RECURSIVE nodes(n) AS (
-                SELECT plan->0->'Plan'
-                UNION ALL
-                SELECT c FROM nodes, json_array_elements(n->'Plans') c)
-            SELECT sum((n->>'Actual Loops')::bigint) FROM nodes
-             WHERE n->>'Custom Plan Provider' = 'TscollUnpack' OR n->>'Function Name' LIKE '\_unpack%');
-END
+SELECT sum((n->>'Actual Loops')::bigint) FROM plan_nodes(query, pruning) n
+ WHERE n->>'Custom Plan Provider' = 'TscollUnpack' OR n->>'Function Name' LIKE '\_unpack%'
 $$;
 SELECT q, unpacked(format(q, 'p'), true) AS pruned, unpacked(format(q, 'p'), false) AS unpruned,
        digest(format('(%s) q', format(q, 'p')), 'true', true)
