@@ -52,8 +52,7 @@ struct DirectRow {
     TimestampTz min_time;
     Datum data;
     bool closed;
-    ItemPointerData tid;
-    TransactionId xmin;
+    char *version;  // row_version
 };
 
 bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, DirectRow *row);
@@ -389,10 +388,7 @@ std::optional<BucketStore::LockedRow> BucketStore::lock_row(const ObjectId &id, 
         if (direct && !locked)
             return std::nullopt;
         if (direct)
-            return LockedRow{to_unix_micros(row.min_time), row.data, row.closed,
-                             "(" + std::to_string(ItemPointerGetBlockNumber(&row.tid)) + "," +
-                                 std::to_string(ItemPointerGetOffsetNumber(&row.tid)) + ")" +
-                                 std::to_string(row.xmin)};
+            return LockedRow{to_unix_micros(row.min_time), row.data, row.closed, row.version};
     }
     // The meta test: a concurrent UPDATE through the view may have moved
     // the bucket to another series since the catalog learnt of it.
@@ -717,6 +713,12 @@ bool inserts_directly(Relation rel) {
     return desc->natts >= 4;
 }
 
+// A row version as the queries spell it, `ctid::text || xmin`.
+char *row_version(ItemPointer tid, TransactionId xmin) {
+    return psprintf("(%u,%u)%u", ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+                    xmin);
+}
+
 // Whether a bucket row (in `slot`) is of the series `meta` (nullptr: no
 // meta), as `meta = $2` or `meta IS NULL` would tell.
 bool of_series(TupleTableSlot *slot, Jsonb *meta) {
@@ -774,8 +776,7 @@ bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, Di
         row->data = heap_getattr(locked, 4, desc, &isnull);
         row->min_time =
             DatumGetTimestampTz(heap_getattr(locked, SPI_fnumber(desc, "min_time"), desc, &isnull));
-        row->tid = locked->t_self;
-        row->xmin = HeapTupleHeaderGetRawXmin(locked->t_data);
+        row->version = row_version(&locked->t_self, HeapTupleHeaderGetRawXmin(locked->t_data));
     }
     index_endscan(scan);
     ExecDropSingleTupleTableSlot(slot);
@@ -834,8 +835,7 @@ char **insert_rows_directly(Oid bucket_table, int n, const Datum *ids, const Dat
         slot->tts_isnull[3] = false;
         ExecStoreVirtualTuple(slot);
         ExecSimpleRelationInsert(target, estate, slot);
-        versions[i] = psprintf("(%u,%u)%u", ItemPointerGetBlockNumber(&slot->tts_tid),
-                               ItemPointerGetOffsetNumber(&slot->tts_tid), xid);
+        versions[i] = row_version(&slot->tts_tid, xid);
         ResetPerTupleExprContext(estate);
     }
     ExecCloseIndices(target);
