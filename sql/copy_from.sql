@@ -68,6 +68,45 @@ not a time	{}
 \.
 \set SHOW_CONTEXT never
 SELECT count(*) = :before AS nothing_written FROM via_copy;
+-- Many rows: parsed on a second thread in batches of 1,024 while the
+-- backend stores them, the rows jsonb_in reads (\u escapes) among them.
+SELECT tscoll.create_collection('many_copy', 't', 'm');
+SELECT tscoll.create_collection('many_insert', 't', 'm');
+CREATE TABLE many_docs AS
+  SELECT i, format('{"_id": %s, "t": "%s", "m": %s, "v": %s%s}', i,
+                   to_char(timestamptz '2024-03-01 00:00:00+00' + i * interval '1 s',
+                           'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                   i % 10, i, CASE WHEN i % 7 = 0 THEN ', "u": "\u00e9"' ELSE '' END) AS d
+    FROM generate_series(1, 5000) i;
+\copy (SELECT d FROM many_docs ORDER BY i) TO '/tmp/tscoll_regress_copy_from.txt'
+\copy many_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'
+INSERT INTO many_insert (doc) SELECT d::jsonb FROM many_docs ORDER BY i;
+SELECT count(*), sum((doc->>'v')::int), count(*) FILTER (WHERE doc->>'u' = 'é') FROM many_copy;
+SELECT (SELECT array_agg(meta::text || control::text || data::text ORDER BY _id) FROM tscoll.buckets('many_copy')) =
+       (SELECT array_agg(meta::text || control::text || data::text ORDER BY _id) FROM tscoll.buckets('many_insert'))
+       AS same_buckets;
+-- A bad row past the first batches is named by its line, and nothing of
+-- the COPY is written: a row that is not an object, a row jsonb_in
+-- refuses, a row with an extra field.
+SELECT count(*) AS many_before FROM many_copy \gset
+\set SHOW_CONTEXT errors
+\copy (SELECT CASE WHEN i = 4321 THEN '[1]' ELSE d END FROM many_docs ORDER BY i) TO '/tmp/tscoll_regress_copy_from.txt'
+\copy many_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'
+\copy (SELECT CASE WHEN i = 3000 THEN '{"t": ' ELSE d END FROM many_docs ORDER BY i) TO '/tmp/tscoll_regress_copy_from.txt'
+\copy many_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'
+\pset format unaligned
+\pset tuples_only on
+\o /tmp/tscoll_regress_copy_from.txt
+SELECT CASE WHEN i = 2500 THEN d || E'\textra' ELSE d END FROM many_docs ORDER BY i;
+\o
+\pset format aligned
+\pset tuples_only off
+\copy many_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'
+\set SHOW_CONTEXT never
+SELECT count(*) = :many_before AS nothing_written FROM many_copy;
+SELECT tscoll.drop_collection('many_copy'), tscoll.drop_collection('many_insert');
+DROP TABLE many_docs;
+
 -- 100,000 good rows and a bad one: nothing is written, although the rows
 -- before it were past the first flush (16 MB) and written to buckets.
 \copy (SELECT format('{"t": "%s", "m": %s, "v": %s, "pad": "%s"}', to_char(timestamptz '2024-02-01 00:00:00+00' + i * interval '1 s', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), i % 100, i, repeat('p', 200)) FROM generate_series(1, 100000) i UNION ALL SELECT '{"v": "no time"}') TO '/tmp/tscoll_regress_copy_from.txt'

@@ -24,14 +24,17 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <algorithm>
 #include <string_view>
 
 #include "core/json_text.hpp"
 #include "core/measurement.hpp"
 #include "pg/guard.hpp"
 #include "pg/pg_time.hpp"
+#include "pg/settings.hpp"
 #include "pg/types/jsonb_value.hpp"
 #include "pg/write/bucket_store.hpp"
+#include "pg/write/copy_parse.hpp"
 #include "pg/write/insert.hpp"
 
 namespace {
@@ -191,6 +194,170 @@ tscoll::MeasurementInput row_input(CopyFromState cstate, char **fields,
     pg_unreachable();
 }
 
+// What one COPY reads: the statement's state and the view's columns.
+struct CopyInput {
+    CopyFromState cstate;
+    TupleDesc desc;
+    std::vector<int> columns;  // attribute numbers of the view, as COPY lists them
+};
+
+// The next row's fields, or false at the end of the input.
+bool next_row(const CopyInput &in, char ***fields) {
+    int nfields = 0;
+    if (!tscoll::pg::pg_call([&] { return NextCopyFromRawFields(in.cstate, fields, &nfields); }))
+        return false;
+    if (nfields != static_cast<int>(in.columns.size()))
+        tscoll::pg::pg_call([&] { wrong_field_count(nfields, in.columns, in.desc); });
+    return true;
+}
+
+// Rows parsed on a second thread are read this many at a time (or up to
+// this much text): enough that handing them over costs little, few enough
+// that the first batch starts early. Up to kReadAhead batches are in
+// flight, about as many rows as a flush of the batch holds: the parser
+// works through them while the backend writes buckets.
+constexpr size_t kParsedRows = 1024;
+constexpr size_t kParsedBytes = 1 << 20;
+constexpr size_t kReadAhead = 32;
+
+// Reads rows for the parser, up to one batch. `ended` once the input has.
+tscoll::pg::CopyRows read_rows(const CopyInput &in, bool &ended) {
+    tscoll::pg::CopyRows rows(in.columns.size());
+    char **fields = nullptr;
+    while (rows.size() < kParsedRows && rows.bytes() < kParsedBytes) {
+        if (!next_row(in, &fields)) {
+            ended = true;
+            break;
+        }
+        const StringInfoData &line = in.cstate->line_buf;
+        rows.add(fields, line.data, static_cast<size_t>(line.len), in.cstate->cur_lineno);
+    }
+    return rows;
+}
+
+// The row's line, for COPY's error context.
+void show_line(CopyFromState cstate, const tscoll::pg::CopyRows &rows, size_t row) {
+    cstate->cur_lineno = rows.line_number(row);
+    std::string_view line = rows.line(row);
+    tscoll::pg::pg_call([&] {
+        resetStringInfo(&cstate->line_buf);
+        appendBinaryStringInfo(&cstate->line_buf, line.data(), static_cast<int>(line.size()));
+    });
+    cstate->line_buf_valid = true;
+}
+
+// The parsed rows into the batch, in order, up to the first that fails.
+// COPY's error context names each row's line while it is added.
+uint64 add_parsed_rows(const CopyInput &in, tscoll::pg::CopyRows &rows,
+                       std::vector<tscoll::pg::ParsedRow> &parsed,
+                       tscoll::pg::MeasurementBatch &batch) {
+    using Outcome = tscoll::pg::ParsedRow::Outcome;
+    CopyFromState cstate = in.cstate;
+    uint64 read_up_to = cstate->cur_lineno;
+    cstate->line_buf_valid = false;  // it holds a line read since
+    for (size_t r = 0; r < rows.size(); r++) {
+        tscoll::pg::ParsedRow &row = parsed[r];
+        cstate->cur_lineno = rows.line_number(r);
+        if (row.outcome == Outcome::Prepared) {
+            batch.add(std::move(*row.prepared));
+        } else {
+            show_line(cstate, rows, r);
+            if (row.outcome == Outcome::Failed)
+                std::rethrow_exception(row.error);
+            std::vector<char *> fields;
+            for (size_t c = 0; c < rows.columns(); c++)
+                fields.push_back(const_cast<char *>(rows.field(r, c)));
+            batch.add(row_input(cstate, fields.data(), in.columns, in.desc, batch.collection()));
+            cstate->line_buf_valid = false;
+        }
+        batch.flush_when_full();
+    }
+    cstate->cur_lineno = read_up_to;
+    return rows.size();
+}
+
+// Text or CSV rows of JSON columns (no time column, whose text
+// timestamptz_in reads): the JSON parsed and the measurements prepared on
+// a second thread (copy_parse.hpp) while this one reads the next rows and
+// stores the measurements. A COPY of one batch or less has no thread.
+// COPY's reader raises an error of the input's format (quoting, encoding)
+// when it reads the line: before an error of an earlier row that is being
+// parsed.
+uint64 copy_parsed_rows(const CopyInput &in, tscoll::pg::MeasurementBatch &batch) {
+    tscoll::pg::CopyShape shape;
+    for (int column : in.columns)
+        shape.is_doc.push_back(column == batch.collection().view_doc_column);
+    shape.fields = batch.fields();
+    shape.max_measurement_size = static_cast<uint64_t>(tscoll::pg::max_measurement_size);
+    bool ended = false;
+    tscoll::pg::CopyRows first = read_rows(in, ended);
+    if (ended) {
+        std::vector<tscoll::pg::ParsedRow> parsed = tscoll::pg::parse_rows(first, shape);
+        return add_parsed_rows(in, first, parsed, batch);
+    }
+    tscoll::pg::CopyParser parser(std::move(shape));
+    parser.submit(std::move(first));
+    uint64 processed = 0;
+    while (!ended || parser.in_flight() > 0) {
+        bool read_ahead = parser.in_flight() < kReadAhead && !parser.ready();
+        if (!ended && (parser.in_flight() == 0 || read_ahead)) {
+            tscoll::pg::CopyRows rows = read_rows(in, ended);
+            if (rows.size() > 0)
+                parser.submit(std::move(rows));
+            continue;
+        }
+        auto [rows, parsed] = parser.take();
+        processed += add_parsed_rows(in, rows, parsed, batch);
+    }
+    return processed;
+}
+
+// Any other text or CSV rows, one at a time.
+uint64 copy_rows(const CopyInput &in, tscoll::pg::MeasurementBatch &batch) {
+    uint64 processed = 0;
+    char **fields = nullptr;
+    while (next_row(in, &fields)) {
+        batch.add(row_input(in.cstate, fields, in.columns, in.desc, batch.collection()));
+        batch.flush_when_full();
+        processed++;
+    }
+    return processed;
+}
+
+// Binary rows, each decoded by NextCopyFrom in a context reset per row.
+uint64 copy_binary_rows(const CopyInput &in, tscoll::pg::MeasurementBatch &batch) {
+    using tscoll::pg::pg_call;
+    int natts = in.desc->natts;
+    Datum *values = nullptr;
+    bool *nulls = nullptr;
+    MemoryContext row_context = nullptr;
+    pg_call([&] {
+        values = static_cast<Datum *>(palloc0(sizeof(Datum) * natts));
+        nulls = static_cast<bool *>(palloc0(sizeof(bool) * natts));
+        row_context = AllocSetContextCreate(CurrentMemoryContext, "tscoll binary COPY row",
+                                            ALLOCSET_DEFAULT_SIZES);
+    });
+    uint64 processed = 0;
+    for (;;) {
+        MemoryContext caller = MemoryContextSwitchTo(row_context);
+        bool more = false;
+        try {
+            more = pg_call([&] { return NextCopyFrom(in.cstate, nullptr, values, nulls); });
+            if (more)
+                batch.add(binary_row_input(values, nulls, in.columns, batch.collection()));
+        } catch (...) {
+            MemoryContextSwitchTo(caller);
+            throw;
+        }
+        MemoryContextSwitchTo(caller);
+        pg_call([&] { MemoryContextReset(row_context); });
+        if (!more)
+            return processed;
+        batch.flush_when_full();
+        processed++;
+    }
+}
+
 }  // namespace
 
 namespace tscoll::pg {
@@ -216,7 +383,6 @@ bool copy_into_collection(PlannedStmt *pstmt, const char *query_string, QueryCom
                                          nullptr, copy->attlist, copy->options);
     bool binary = cstate->opts.binary;
     TupleDesc desc = RelationGetDescr(view);
-    int ncolumns = list_length(cstate->attnumlist);
     uint64 processed = 0;
 
     ErrorContextCallback context;
@@ -225,52 +391,19 @@ bool copy_into_collection(PlannedStmt *pstmt, const char *query_string, QueryCom
     context.previous = error_context_stack;
     error_context_stack = &context;
     guarded([&] {
-        std::vector<int> columns;
+        CopyInput in{cstate, desc, {}};
         ListCell *lc;
         foreach (lc, cstate->attnumlist)
-            columns.push_back(lfirst_int(lc));
+            in.columns.push_back(lfirst_int(lc));
         MeasurementBatch batch(view_oid);
-        char **fields = nullptr;
-        int nfields = 0;
-        // A binary row's values, decoded in a context reset per row.
-        Datum *values = nullptr;
-        bool *nulls = nullptr;
-        MemoryContext row_context = nullptr;
+        bool json_only = std::find(in.columns.begin(), in.columns.end(),
+                                   batch.collection().view_time_column) == in.columns.end();
         if (binary)
-            pg_call([&] {
-                values = static_cast<Datum *>(palloc0(sizeof(Datum) * desc->natts));
-                nulls = static_cast<bool *>(palloc0(sizeof(bool) * desc->natts));
-                row_context = AllocSetContextCreate(CurrentMemoryContext, "tscoll binary COPY row",
-                                                    ALLOCSET_DEFAULT_SIZES);
-            });
-        for (;;) {
-            if (binary) {
-                MemoryContext caller = MemoryContextSwitchTo(row_context);
-                bool more = false;
-                try {
-                    more = pg_call([&] { return NextCopyFrom(cstate, nullptr, values, nulls); });
-                    if (more)
-                        batch.add(binary_row_input(values, nulls, columns, batch.collection()));
-                } catch (...) {
-                    MemoryContextSwitchTo(caller);
-                    throw;
-                }
-                MemoryContextSwitchTo(caller);
-                pg_call([&] { MemoryContextReset(row_context); });
-                if (!more)
-                    break;
-            } else {
-                bool more =
-                    pg_call([&] { return NextCopyFromRawFields(cstate, &fields, &nfields); });
-                if (!more)
-                    break;
-                if (nfields != ncolumns)
-                    pg_call([&] { wrong_field_count(nfields, columns, desc); });
-                batch.add(row_input(cstate, fields, columns, desc, batch.collection()));
-            }
-            batch.flush_when_full();
-            processed++;
-        }
+            processed = copy_binary_rows(in, batch);
+        else if (json_only)
+            processed = copy_parsed_rows(in, batch);
+        else
+            processed = copy_rows(in, batch);
         error_context_stack = context.previous;
         batch.finish();
     });

@@ -752,6 +752,18 @@ void MeasurementBatch::add(MeasurementInput input) {
                               static_cast<uint64_t>(max_measurement_size), generated_id()));
 }
 
+void MeasurementBatch::add(PreparedMeasurement prepared) {
+    pending_->add(std::move(prepared));
+}
+
+CollectionFields MeasurementBatch::fields() const {
+    return fields_of(pending_->info);
+}
+
+ObjectId MeasurementBatch::new_id() {
+    return generated_id();
+}
+
 void MeasurementBatch::flush_when_full() {
     pending_->flush_when_full();
 }

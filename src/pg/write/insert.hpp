@@ -26,6 +26,12 @@ class MeasurementBatch {
     const CollectionInfo &collection() const;
     // Throws the measurement's own errors only.
     void add(MeasurementInput input);
+    // A measurement prepared elsewhere with fields() and
+    // max_measurement_size (copy_parse.hpp).
+    void add(PreparedMeasurement prepared);
+    CollectionFields fields() const;
+    // The _id of a measurement whose doc has none.
+    static ObjectId new_id();
     // Writes what was gathered once it adds up to the flush size, so that
     // memory stays bounded; at the end, finish() writes the rest.
     void flush_when_full();

@@ -1,0 +1,153 @@
+#include "pg/write/copy_parse.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstring>
+#include <system_error>
+
+#include "core/json_text.hpp"
+#include "pg/write/insert.hpp"
+
+namespace tscoll::pg {
+
+void CopyRows::add(char **fields, const char *line, size_t line_length, uint64_t line_number) {
+    for (size_t c = 0; c < columns_; c++) {
+        if (fields[c] == nullptr) {
+            field_at_.push_back(kNull);
+            continue;
+        }
+        field_at_.push_back(text_.size());
+        text_.append(fields[c], std::strlen(fields[c]) + 1);
+    }
+    line_at_.push_back(text_.size());
+    text_.append(line, line_length);
+    text_.push_back('\0');
+    line_number_.push_back(line_number);
+}
+
+const char *CopyRows::field(size_t row, size_t column) const {
+    size_t at = field_at_[row * columns_ + column];
+    return at == kNull ? nullptr : text_.data() + at;
+}
+
+std::string_view CopyRows::line(size_t row) const {
+    return std::string_view(text_.data() + line_at_[row]);
+}
+
+namespace {
+
+// The row's measurement, or NotPlain when a field needs jsonb_in.
+ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape) {
+    MeasurementInput input;
+    for (size_t c = 0; c < rows.columns(); c++) {
+        const char *text = rows.field(row, c);
+        if (text == nullptr)
+            continue;
+        std::optional<Value> value = read_plain_json(text);
+        if (!value)
+            return ParsedRow{ParsedRow::Outcome::NotPlain, std::nullopt, nullptr};
+        (shape.is_doc[c] ? input.doc : input.meta) = std::move(value);
+    }
+    return ParsedRow{ParsedRow::Outcome::Prepared,
+                     prepare_measurement(std::move(input), shape.fields, shape.max_measurement_size,
+                                         MeasurementBatch::new_id()),
+                     nullptr};
+}
+
+}  // namespace
+
+std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape) {
+    std::vector<ParsedRow> parsed(rows.size());
+    for (size_t r = 0; r < rows.size(); r++) {
+        try {
+            parsed[r] = parse_row(rows, r, shape);
+        } catch (...) {
+            parsed[r] =
+                ParsedRow{ParsedRow::Outcome::Failed, std::nullopt, std::current_exception()};
+            break;
+        }
+    }
+    return parsed;
+}
+
+CopyParser::CopyParser(CopyShape shape) : shape_(std::move(shape)) {
+    // The thread starts with every signal blocked: PostgreSQL's handlers
+    // belong to the backend's own thread.
+    sigset_t all, caller;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &caller);
+    try {
+        thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error &) {
+        // No thread: take() parses.
+    }
+    pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+}
+
+CopyParser::~CopyParser() {
+    if (!thread_.joinable())
+        return;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+}
+
+void CopyParser::submit(CopyRows rows) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        waiting_.push_back(std::move(rows));
+    }
+    in_flight_++;
+    changed_.notify_all();
+}
+
+bool CopyParser::ready() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !parsed_.empty();
+}
+
+std::pair<CopyRows, std::vector<ParsedRow>> CopyParser::take() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!thread_.joinable() && parsed_.empty()) {
+        std::vector<ParsedRow> parsed = parse_rows(waiting_.front(), shape_);
+        parsed_.emplace_back(std::move(waiting_.front()), std::move(parsed));
+        waiting_.pop_front();
+    }
+    changed_.wait(lock, [this] { return !parsed_.empty(); });
+    std::pair<CopyRows, std::vector<ParsedRow>> out = std::move(parsed_.front());
+    parsed_.pop_front();
+    in_flight_--;
+    return out;
+}
+
+void CopyParser::run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        changed_.wait(lock, [this] { return stopping_ || !waiting_.empty(); });
+        if (stopping_)
+            return;
+        // Only this thread pops waiting_: the front stays put while the
+        // backend pushes behind it.
+        const CopyRows &rows = waiting_.front();
+        lock.unlock();
+        std::vector<ParsedRow> parsed;
+        try {
+            parsed = parse_rows(rows, shape_);
+        } catch (...) {
+            // Out of memory before any row: the first row carries it.
+            parsed.clear();
+            parsed.push_back(
+                ParsedRow{ParsedRow::Outcome::Failed, std::nullopt, std::current_exception()});
+        }
+        lock.lock();
+        parsed_.emplace_back(std::move(waiting_.front()), std::move(parsed));
+        waiting_.pop_front();
+        changed_.notify_all();
+    }
+}
+
+}  // namespace tscoll::pg

@@ -1,0 +1,102 @@
+// A COPY's rows parsed on a second thread (doc/ARCHITECTURE.md, COPY): the
+// backend's thread reads the rows' text and stores the measurements while
+// this one parses the next rows' JSON and prepares them. Calls nothing of
+// PostgreSQL's.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/measurement.hpp"
+
+namespace tscoll::pg {
+
+// Rows of a COPY as the text of their fields, in input order.
+class CopyRows {
+  public:
+    explicit CopyRows(size_t columns) : columns_(columns) {}
+    // `fields` (a null pointer for a NULL field) and the line as read.
+    void add(char **fields, const char *line, size_t line_length, uint64_t line_number);
+    size_t size() const { return line_number_.size(); }
+    size_t bytes() const { return text_.size(); }
+    size_t columns() const { return columns_; }
+    // A pointer to the field's text, or null for a NULL field.
+    const char *field(size_t row, size_t column) const;
+    std::string_view line(size_t row) const;
+    uint64_t line_number(size_t row) const { return line_number_[row]; }
+
+  private:
+    static constexpr size_t kNull = SIZE_MAX;
+    size_t columns_;
+    std::string text_;              // every field and line, each ended by a NUL
+    std::vector<size_t> field_at_;  // row r's column c at [r * columns_ + c]
+    std::vector<size_t> line_at_;
+    std::vector<uint64_t> line_number_;
+};
+
+// What the rows' columns are and how they are prepared.
+struct CopyShape {
+    std::vector<bool> is_doc;  // per column: doc, else the meta column
+    CollectionFields fields;
+    uint64_t max_measurement_size = 0;
+};
+
+// A row as parsing left it.
+struct ParsedRow {
+    enum class Outcome : uint8_t {
+        Prepared,
+        // A field is not plain JSON: the backend reads it with jsonb_in,
+        // which words the errors.
+        NotPlain,
+        Failed,   // prepare_measurement threw `error`
+        Skipped,  // after a failed row
+    };
+    Outcome outcome = Outcome::Skipped;
+    std::optional<PreparedMeasurement> prepared;
+    std::exception_ptr error;
+};
+
+// Each row in order, up to and including the first that fails.
+std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape);
+
+// Batches of rows parsed in the order they were submitted. The backend's
+// thread reads ahead while the parsed rows are not ready, and the parser
+// works through what was read ahead while the backend writes buckets.
+// When no thread can be had, take() parses the rows itself.
+class CopyParser {
+  public:
+    explicit CopyParser(CopyShape shape);
+    ~CopyParser();
+    CopyParser(const CopyParser &) = delete;
+    CopyParser &operator=(const CopyParser &) = delete;
+
+    void submit(CopyRows rows);
+    // Batches submitted and not taken.
+    size_t in_flight() const { return in_flight_; }
+    // Whether the oldest batch in flight is parsed.
+    bool ready();
+    // The oldest batch in flight, parsed; waits for it.
+    std::pair<CopyRows, std::vector<ParsedRow>> take();
+
+  private:
+    void run();
+
+    const CopyShape shape_;
+    size_t in_flight_ = 0;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<CopyRows> waiting_;  // the parser takes the front
+    std::deque<std::pair<CopyRows, std::vector<ParsedRow>>> parsed_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+}  // namespace tscoll::pg
