@@ -213,7 +213,9 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
         members[has_id ? 0 : 1].value = Value::date(*input.time);
     uint64_t size = bson_document_size(fields);
     check_limits(fields, meta, names, size, max_measurement_size);
-    return PreparedMeasurement{Measurement{*input.time, std::move(fields), size}, std::move(meta)};
+    size_t spelling = meta ? spelling_hash(*meta) : 0;
+    return PreparedMeasurement{Measurement{*input.time, std::move(fields), size}, std::move(meta),
+                               spelling};
 }
 
 }  // namespace tscoll

@@ -31,6 +31,7 @@ struct MeasurementInput {
 struct PreparedMeasurement {
     Measurement measurement;
     std::optional<Value> meta;  // nullopt: the meta field is absent
+    size_t meta_spelling = 0;   // spelling_hash(*meta): a writer's first test of its series
 };
 
 constexpr size_t kMaxNestingDepth = 100;

@@ -259,7 +259,10 @@ uint64 add_parsed_rows(const CopyInput &in, tscoll::pg::CopyRows &rows,
         tscoll::pg::ParsedRow &row = parsed[r];
         cstate->cur_lineno = rows.line_number(r);
         if (row.outcome == Outcome::Prepared) {
-            batch.add(std::move(*row.prepared));
+            if (row.spelling == tscoll::pg::MetaSpellings::kNone)
+                batch.add(std::move(*row.prepared));
+            else
+                batch.add(std::move(*row.prepared), row.spelling);
         } else {
             show_line(cstate, rows, r);
             if (row.outcome == Outcome::Failed)
@@ -292,7 +295,8 @@ uint64 copy_parsed_rows(const CopyInput &in, tscoll::pg::MeasurementBatch &batch
     bool ended = false;
     tscoll::pg::CopyRows first = read_rows(in, ended);
     if (ended) {
-        std::vector<tscoll::pg::ParsedRow> parsed = tscoll::pg::parse_rows(first, shape);
+        tscoll::pg::MetaSpellings spellings;
+        std::vector<tscoll::pg::ParsedRow> parsed = tscoll::pg::parse_rows(first, shape, spellings);
         return add_parsed_rows(in, first, parsed, batch);
     }
     tscoll::pg::CopyParser parser(std::move(shape));

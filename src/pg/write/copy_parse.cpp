@@ -35,10 +35,25 @@ std::string_view CopyRows::line(size_t row) const {
     return std::string_view(text_.data() + line_at_[row]);
 }
 
+uint32_t MetaSpellings::number(const Value &meta, size_t hash, bool &first) {
+    first = false;
+    auto [from, to] = by_hash_.equal_range(hash);
+    for (auto it = from; it != to; ++it)
+        if (spelled_alike(metas_[it->second], meta))
+            return it->second;
+    if (metas_.size() >= kMaxSpellings)
+        return kNone;
+    first = true;
+    metas_.push_back(meta);
+    by_hash_.emplace(hash, static_cast<uint32_t>(metas_.size() - 1));
+    return static_cast<uint32_t>(metas_.size() - 1);
+}
+
 namespace {
 
 // The row's measurement, or NotPlain when a field needs jsonb_in.
-ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape) {
+ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape,
+                    MetaSpellings &spellings) {
     MeasurementInput input;
     for (size_t c = 0; c < rows.columns(); c++) {
         const char *text = rows.field(row, c);
@@ -49,19 +64,30 @@ ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape) {
             return ParsedRow{ParsedRow::Outcome::NotPlain, std::nullopt, nullptr};
         (shape.is_doc[c] ? input.doc : input.meta) = std::move(value);
     }
-    return ParsedRow{ParsedRow::Outcome::Prepared,
+    ParsedRow parsed{ParsedRow::Outcome::Prepared,
                      prepare_measurement(std::move(input), shape.fields, shape.max_measurement_size,
                                          MeasurementBatch::new_id()),
                      nullptr};
+    std::optional<Value> &meta = parsed.prepared->meta;
+    if (meta) {
+        bool first = false;
+        parsed.spelling = spellings.number(*meta, parsed.prepared->meta_spelling, first);
+        // Dropped here, on the thread that made it, rather than compared
+        // and dropped by the backend.
+        if (parsed.spelling != MetaSpellings::kNone && !first)
+            meta.reset();
+    }
+    return parsed;
 }
 
 }  // namespace
 
-std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape) {
+std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape,
+                                  MetaSpellings &spellings) {
     std::vector<ParsedRow> parsed(rows.size());
     for (size_t r = 0; r < rows.size(); r++) {
         try {
-            parsed[r] = parse_row(rows, r, shape);
+            parsed[r] = parse_row(rows, r, shape, spellings);
         } catch (...) {
             parsed[r] =
                 ParsedRow{ParsedRow::Outcome::Failed, std::nullopt, std::current_exception()};
@@ -113,7 +139,7 @@ bool CopyParser::ready() {
 std::pair<CopyRows, std::vector<ParsedRow>> CopyParser::take() {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!thread_.joinable() && parsed_.empty()) {
-        std::vector<ParsedRow> parsed = parse_rows(waiting_.front(), shape_);
+        std::vector<ParsedRow> parsed = parse_rows(waiting_.front(), shape_, spellings_);
         parsed_.emplace_back(std::move(waiting_.front()), std::move(parsed));
         waiting_.pop_front();
     }
@@ -136,7 +162,7 @@ void CopyParser::run() {
         lock.unlock();
         std::vector<ParsedRow> parsed;
         try {
-            parsed = parse_rows(rows, shape_);
+            parsed = parse_rows(rows, shape_, spellings_);
         } catch (...) {
             // Out of memory before any row: the first row carries it.
             parsed.clear();

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/measurement.hpp"
@@ -49,6 +50,23 @@ struct CopyShape {
     uint64_t max_measurement_size = 0;
 };
 
+// The meta values a COPY's parser has seen, numbered by spelling
+// (spelling_hash, spelled_alike) in order of first sight, up to a bound.
+class MetaSpellings {
+  public:
+    static constexpr uint32_t kNone = UINT32_MAX;
+    // The meta's number (kNone once the bound is reached); `first` when
+    // it is seen for the first time.
+    uint32_t number(const Value &meta, size_t hash, bool &first);
+
+  private:
+    // A series' rows mostly spell its meta alike: beyond this many
+    // spellings (and the memory they hold), rows are not numbered.
+    static constexpr size_t kMaxSpellings = 10000;
+    std::unordered_multimap<size_t, uint32_t> by_hash_;
+    std::vector<Value> metas_;
+};
+
 // A row as parsing left it.
 struct ParsedRow {
     enum class Outcome : uint8_t {
@@ -62,10 +80,14 @@ struct ParsedRow {
     Outcome outcome = Outcome::Skipped;
     std::optional<PreparedMeasurement> prepared;
     std::exception_ptr error;
+    // The meta's number (MetaSpellings): `prepared` has the meta only with
+    // the first row of each number (MeasurementBatch::add).
+    uint32_t spelling = MetaSpellings::kNone;
 };
 
 // Each row in order, up to and including the first that fails.
-std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape);
+std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape,
+                                  MetaSpellings &spellings);
 
 // Batches of rows parsed in the order they were submitted. The backend's
 // thread reads ahead while the parsed rows are not ready, and the parser
@@ -90,6 +112,7 @@ class CopyParser {
     void run();
 
     const CopyShape shape_;
+    MetaSpellings spellings_;  // of the thread that parses
     size_t in_flight_ = 0;
     std::mutex mutex_;
     std::condition_variable changed_;

@@ -120,15 +120,37 @@ struct PendingInsert {
     std::unordered_multimap<size_t, size_t> by_spelling;
     uint64_t bytes = 0;
     std::vector<CarriedBucket> carried;
+    // Metas numbered by the caller (MeasurementBatch::add): each with its
+    // spelling_hash, for the statement; and its series, for this flush.
+    std::vector<std::pair<Value, size_t>> spelled;
+    std::vector<size_t> series_of_spelling;
+    static constexpr size_t kNoSeries = SIZE_MAX;
 
     void add(PreparedMeasurement p) {
-        size_t at = series_of(std::move(p.meta));
+        size_t at = series_of(std::move(p.meta), p.meta_spelling);
         bytes += p.measurement.bson_size;
         series[at].measurements.push_back(std::move(p.measurement));
     }
 
-    size_t series_of(std::optional<Value> meta) {
-        size_t spelling = meta ? spelling_hash(*meta) : 0;
+    void add(PreparedMeasurement p, uint32_t spelling) {
+        if (p.meta) {
+            if (spelling != spelled.size())
+                throw Error(ErrorCode::Internal, "a meta spelling numbered out of order");
+            spelled.emplace_back(*p.meta, p.meta_spelling);
+            series_of_spelling.push_back(kNoSeries);
+        } else if (spelling >= spelled.size()) {
+            throw Error(ErrorCode::Internal, "a meta spelling not numbered before");
+        }
+        size_t &at = series_of_spelling[spelling];
+        if (at == kNoSeries) {
+            const auto &[meta, hash] = spelled[spelling];
+            at = series_of(p.meta ? std::move(p.meta) : std::optional<Value>(meta), hash);
+        }
+        bytes += p.measurement.bson_size;
+        series[at].measurements.push_back(std::move(p.measurement));
+    }
+
+    size_t series_of(std::optional<Value> meta, size_t spelling) {
         auto [first, last] = by_spelling.equal_range(spelling);
         for (auto it = first; it != last; ++it) {
             const std::optional<Value> &known = series[it->second].meta;
@@ -630,6 +652,7 @@ void PendingInsert::flush(bool end) {
     series.clear();
     index.clear();
     by_spelling.clear();
+    std::fill(series_of_spelling.begin(), series_of_spelling.end(), kNoSeries);
     bytes = 0;
 }
 
@@ -754,6 +777,10 @@ void MeasurementBatch::add(MeasurementInput input) {
 
 void MeasurementBatch::add(PreparedMeasurement prepared) {
     pending_->add(std::move(prepared));
+}
+
+void MeasurementBatch::add(PreparedMeasurement prepared, uint32_t spelling) {
+    pending_->add(std::move(prepared), spelling);
 }
 
 CollectionFields MeasurementBatch::fields() const {

@@ -29,6 +29,10 @@ class MeasurementBatch {
     // A measurement prepared elsewhere with fields() and
     // max_measurement_size (copy_parse.hpp).
     void add(PreparedMeasurement prepared);
+    // The same, its meta numbered by the caller among the spellings it has
+    // seen (0, 1, ... in order; spelling_hash and spelled_alike): the meta
+    // comes with the first measurement of each number only.
+    void add(PreparedMeasurement prepared, uint32_t spelling);
     CollectionFields fields() const;
     // The _id of a measurement whose doc has none.
     static ObjectId new_id();
