@@ -24,18 +24,39 @@ ObjectId ObjectId::from_hex(std::string_view text) {
     return result;
 }
 
-ObjectId ObjectId::generate(int64_t seconds) {
-    bson_oid_t oid;
-    bson_oid_init(&oid, nullptr);
-    // MongoDB stores the time modulo 2^32 (exact for 1970 - 2106).
+namespace {
+
+// The ObjectId with its time component set to `seconds` (MongoDB stores
+// them modulo 2^32: exact for 1970 - 2106).
+ObjectId with_seconds(const bson_oid_t &oid, int64_t seconds) {
     uint32_t t = static_cast<uint32_t>(static_cast<uint64_t>(seconds));
     ObjectId result;
-    std::memcpy(result.bytes.data(), oid.bytes, kSize);
+    std::memcpy(result.bytes.data(), oid.bytes, ObjectId::kSize);
     result.bytes[0] = static_cast<uint8_t>(t >> 24);
     result.bytes[1] = static_cast<uint8_t>(t >> 16);
     result.bytes[2] = static_cast<uint8_t>(t >> 8);
     result.bytes[3] = static_cast<uint8_t>(t);
     return result;
+}
+
+}  // namespace
+
+ObjectId ObjectId::generate(int64_t seconds) {
+    bson_oid_t oid;
+    bson_oid_init(&oid, nullptr);
+    return with_seconds(oid, seconds);
+}
+
+ObjectIdMaker::ObjectIdMaker() : context_(bson_context_new(BSON_CONTEXT_NONE)) {}
+
+ObjectIdMaker::~ObjectIdMaker() {
+    bson_context_destroy(context_);
+}
+
+ObjectId ObjectIdMaker::make(int64_t seconds) {
+    bson_oid_t oid;
+    bson_oid_init(&oid, context_);
+    return with_seconds(oid, seconds);
 }
 
 ObjectId ObjectId::from_parts(uint32_t seconds, uint64_t bits) {

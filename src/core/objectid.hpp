@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+struct _bson_context_t;
+
 namespace tscoll {
 
 struct ObjectId {
@@ -31,6 +33,22 @@ struct ObjectId {
     // shard key is a function of the id (doc/ARCHITECTURE.md, Scale-out).
     int32_t series_hash() const;
     ObjectId with_series_hash(int32_t hash) const;
+};
+
+// Fresh ObjectIds for one thread of one process. ObjectId::generate uses
+// libbson's default context, which asks the system for the process id at
+// every id; a maker has a context of its own and does not, so it must not
+// outlive a fork or be shared between threads.
+class ObjectIdMaker {
+  public:
+    ObjectIdMaker();
+    ~ObjectIdMaker();
+    ObjectIdMaker(const ObjectIdMaker &) = delete;
+    ObjectIdMaker &operator=(const ObjectIdMaker &) = delete;
+    ObjectId make(int64_t seconds);
+
+  private:
+    _bson_context_t *context_;
 };
 
 }  // namespace tscoll

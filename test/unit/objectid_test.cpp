@@ -58,5 +58,19 @@ TEST(ObjectId, SeriesHashTakesBytesFourToSevenOnly) {
     EXPECT_EQ(id.series_hash(), static_cast<int32_t>(0xd4e5f607u));
 }
 
+TEST(ObjectId, MakersMakeDistinctIds) {
+    ObjectIdMaker first, second;
+    std::set<std::string> seen;
+    for (int i = 0; i < 1000; i++) {
+        ObjectId a = first.make(1621296000), b = second.make(-1);
+        EXPECT_EQ(a.seconds(), 1621296000u);
+        EXPECT_EQ(b.seconds(), 4294967295u);
+        seen.insert(a.to_hex().substr(8));
+        seen.insert(b.to_hex().substr(8));
+    }
+    // Each maker's random bytes and counter are its own.
+    EXPECT_EQ(seen.size(), 2000u);
+}
+
 }  // namespace
 }  // namespace tscoll

@@ -295,8 +295,8 @@ uint64 copy_parsed_rows(const CopyInput &in, tscoll::pg::MeasurementBatch &batch
     bool ended = false;
     tscoll::pg::CopyRows first = read_rows(in, ended);
     if (ended) {
-        tscoll::pg::MetaSpellings spellings;
-        std::vector<tscoll::pg::ParsedRow> parsed = tscoll::pg::parse_rows(first, shape, spellings);
+        tscoll::pg::ParserState state;
+        std::vector<tscoll::pg::ParsedRow> parsed = tscoll::pg::parse_rows(first, shape, state);
         return add_parsed_rows(in, first, parsed, batch);
     }
     tscoll::pg::CopyParser parser(std::move(shape));

@@ -4,10 +4,10 @@
 #include <signal.h>
 
 #include <cstring>
+#include <ctime>
 #include <system_error>
 
 #include "core/json_text.hpp"
-#include "pg/write/insert.hpp"
 
 namespace tscoll::pg {
 
@@ -52,8 +52,7 @@ uint32_t MetaSpellings::number(const Value &meta, size_t hash, bool &first) {
 namespace {
 
 // The row's measurement, or NotPlain when a field needs jsonb_in.
-ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape,
-                    MetaSpellings &spellings) {
+ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape, ParserState &state) {
     MeasurementInput input;
     for (size_t c = 0; c < rows.columns(); c++) {
         const char *text = rows.field(row, c);
@@ -66,12 +65,12 @@ ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape,
     }
     ParsedRow parsed{ParsedRow::Outcome::Prepared,
                      prepare_measurement(std::move(input), shape.fields, shape.max_measurement_size,
-                                         MeasurementBatch::new_id()),
+                                         state.ids.make(std::time(nullptr))),
                      nullptr};
     std::optional<Value> &meta = parsed.prepared->meta;
     if (meta) {
         bool first = false;
-        parsed.spelling = spellings.number(*meta, parsed.prepared->meta_spelling, first);
+        parsed.spelling = state.spellings.number(*meta, parsed.prepared->meta_spelling, first);
         // Dropped here, on the thread that made it, rather than compared
         // and dropped by the backend.
         if (parsed.spelling != MetaSpellings::kNone && !first)
@@ -83,11 +82,11 @@ ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape,
 }  // namespace
 
 std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape,
-                                  MetaSpellings &spellings) {
+                                  ParserState &state) {
     std::vector<ParsedRow> parsed(rows.size());
     for (size_t r = 0; r < rows.size(); r++) {
         try {
-            parsed[r] = parse_row(rows, r, shape, spellings);
+            parsed[r] = parse_row(rows, r, shape, state);
         } catch (...) {
             parsed[r] =
                 ParsedRow{ParsedRow::Outcome::Failed, std::nullopt, std::current_exception()};
@@ -139,7 +138,7 @@ bool CopyParser::ready() {
 std::pair<CopyRows, std::vector<ParsedRow>> CopyParser::take() {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!thread_.joinable() && parsed_.empty()) {
-        std::vector<ParsedRow> parsed = parse_rows(waiting_.front(), shape_, spellings_);
+        std::vector<ParsedRow> parsed = parse_rows(waiting_.front(), shape_, state_);
         parsed_.emplace_back(std::move(waiting_.front()), std::move(parsed));
         waiting_.pop_front();
     }
@@ -162,7 +161,7 @@ void CopyParser::run() {
         lock.unlock();
         std::vector<ParsedRow> parsed;
         try {
-            parsed = parse_rows(rows, shape_, spellings_);
+            parsed = parse_rows(rows, shape_, state_);
         } catch (...) {
             // Out of memory before any row: the first row carries it.
             parsed.clear();

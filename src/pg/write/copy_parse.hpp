@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/measurement.hpp"
+#include "core/objectid.hpp"
 
 namespace tscoll::pg {
 
@@ -67,6 +68,12 @@ class MetaSpellings {
     std::vector<Value> metas_;
 };
 
+// What a parser keeps from row to row; one thread's.
+struct ParserState {
+    MetaSpellings spellings;
+    ObjectIdMaker ids;  // for rows whose doc has no _id
+};
+
 // A row as parsing left it.
 struct ParsedRow {
     enum class Outcome : uint8_t {
@@ -86,8 +93,7 @@ struct ParsedRow {
 };
 
 // Each row in order, up to and including the first that fails.
-std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape,
-                                  MetaSpellings &spellings);
+std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape, ParserState &state);
 
 // Batches of rows parsed in the order they were submitted. The backend's
 // thread reads ahead while the parsed rows are not ready, and the parser
@@ -112,7 +118,7 @@ class CopyParser {
     void run();
 
     const CopyShape shape_;
-    MetaSpellings spellings_;  // of the thread that parses
+    ParserState state_;  // of the thread that parses
     size_t in_flight_ = 0;
     std::mutex mutex_;
     std::condition_variable changed_;

@@ -723,8 +723,16 @@ void typed_columns_into_doc(HeapTuple tuple, TupleDesc desc, const CollectionInf
     }
 }
 
+// The _id of a measurement whose doc has none, from a maker of this
+// process's own (made again in a process forked after it was made).
 ObjectId generated_id() {
-    return ObjectId::generate(static_cast<int64_t>(std::time(nullptr)));
+    static std::unique_ptr<ObjectIdMaker> maker;
+    static int maker_pid = 0;
+    if (maker_pid != MyProcPid) {
+        maker = std::make_unique<ObjectIdMaker>();
+        maker_pid = MyProcPid;
+    }
+    return maker->make(static_cast<int64_t>(std::time(nullptr)));
 }
 
 TriggerData *trigger_data(FunctionCallInfo fcinfo, bool row_level) {
@@ -785,10 +793,6 @@ void MeasurementBatch::add(PreparedMeasurement prepared, uint32_t spelling) {
 
 CollectionFields MeasurementBatch::fields() const {
     return fields_of(pending_->info);
-}
-
-ObjectId MeasurementBatch::new_id() {
-    return generated_id();
 }
 
 void MeasurementBatch::flush_when_full() {

@@ -34,8 +34,6 @@ class MeasurementBatch {
     // comes with the first measurement of each number only.
     void add(PreparedMeasurement prepared, uint32_t spelling);
     CollectionFields fields() const;
-    // The _id of a measurement whose doc has none.
-    static ObjectId new_id();
     // Writes what was gathered once it adds up to the flush size, so that
     // memory stays bounded; at the end, finish() writes the rest.
     void flush_when_full();

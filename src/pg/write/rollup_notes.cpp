@@ -179,8 +179,7 @@ void note_truncation_of(Oid bucket_table) {
     // Read under the lock TRUNCATE takes: no writer adds a row after.
     pg_call([&] { LockRelationOid(bucket_table, AccessExclusiveLock); });
     std::optional<CollectionInfo> info = find_collection_of_bucket_table(bucket_table);
-    std::string query =
-        "SELECT array_agg(min_time), array_agg(max_time) FROM " + info->bucket_name;
+    std::string query = "SELECT array_agg(min_time), array_agg(max_time) FROM " + info->bucket_name;
     Datum *lo = nullptr, *hi = nullptr;
     int count = 0;
     MemoryContext caller = CurrentMemoryContext;  // the arrays outlive SPI
