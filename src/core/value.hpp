@@ -57,15 +57,19 @@ class Value {
 
     Value() = default;
     static Value null() { return Value(); }
-    static Value boolean(bool b) { return Value(Storage(b)); }
-    static Value number(std::string text) { return Value(Storage(Number(std::move(text)))); }
-    static Value number(int64_t n) { return Value(Storage(Number::of(n))); }
-    static Value real(double d) { return Value(Storage(Number::of(d))); }
-    static Value string(std::string s) { return Value(Storage(std::move(s))); }
-    static Value array(Array a = {}) { return Value(Storage(std::move(a))); }
-    static Value object(Object o = {}) { return Value(Storage(std::move(o))); }
-    static Value date(UnixMicros t) { return Value(Storage(DateValue{t})); }
-    static Value objectid(const ObjectId &id) { return Value(Storage(id)); }
+    static Value boolean(bool b) { return Value(std::in_place_type<bool>, b); }
+    static Value number(std::string text) {
+        return Value(std::in_place_type<Number>, std::move(text));
+    }
+    static Value number(int64_t n) { return Value(std::in_place_type<Number>, Number::of(n)); }
+    static Value real(double d) { return Value(std::in_place_type<Number>, Number::of(d)); }
+    static Value string(std::string s) {
+        return Value(std::in_place_type<std::string>, std::move(s));
+    }
+    static Value array(Array a = {}) { return Value(std::in_place_type<Array>, std::move(a)); }
+    static Value object(Object o = {}) { return Value(std::in_place_type<Object>, std::move(o)); }
+    static Value date(UnixMicros t) { return Value(std::in_place_type<DateValue>, DateValue{t}); }
+    static Value objectid(const ObjectId &id) { return Value(std::in_place_type<ObjectId>, id); }
 
     Kind kind() const { return static_cast<Kind>(v_.index()); }
     bool is(Kind k) const { return kind() == k; }
@@ -97,7 +101,10 @@ class Value {
     };
     using Storage =
         std::variant<std::monostate, bool, Number, std::string, Array, Object, DateValue, ObjectId>;
-    explicit Value(Storage v) : v_(std::move(v)) {}
+    // Built in place: values are made by the million on the write path.
+    template <typename T, typename... Args>
+    explicit Value(std::in_place_type_t<T> type, Args &&...args)
+        : v_(type, std::forward<Args>(args)...) {}
     Storage v_;
 };
 

@@ -15,10 +15,13 @@ void CopyRows::add(char **fields, const char *line, size_t line_length, uint64_t
     for (size_t c = 0; c < columns_; c++) {
         if (fields[c] == nullptr) {
             field_at_.push_back(kNull);
+            field_length_.push_back(0);
             continue;
         }
+        size_t length = std::strlen(fields[c]);
         field_at_.push_back(text_.size());
-        text_.append(fields[c], std::strlen(fields[c]) + 1);
+        field_length_.push_back(length);
+        text_.append(fields[c], length + 1);
     }
     line_at_.push_back(text_.size());
     text_.append(line, line_length);
@@ -58,7 +61,8 @@ ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape, Pa
         const char *text = rows.field(row, c);
         if (text == nullptr)
             continue;
-        std::optional<Value> value = read_plain_json(text);
+        std::optional<Value> value =
+            read_plain_json(std::string_view(text, rows.field_length(row, c)));
         if (!value)
             return ParsedRow{ParsedRow::Outcome::NotPlain, std::nullopt, nullptr};
         (shape.is_doc[c] ? input.doc : input.meta) = std::move(value);

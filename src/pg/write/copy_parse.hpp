@@ -30,8 +30,12 @@ class CopyRows {
     size_t size() const { return line_number_.size(); }
     size_t bytes() const { return text_.size(); }
     size_t columns() const { return columns_; }
-    // A pointer to the field's text, or null for a NULL field.
+    // A pointer to the field's text (NUL-terminated), or null for a NULL
+    // field.
     const char *field(size_t row, size_t column) const;
+    size_t field_length(size_t row, size_t column) const {
+        return field_length_[row * columns_ + column];
+    }
     std::string_view line(size_t row) const;
     uint64_t line_number(size_t row) const { return line_number_[row]; }
 
@@ -40,6 +44,7 @@ class CopyRows {
     size_t columns_;
     std::string text_;              // every field and line, each ended by a NUL
     std::vector<size_t> field_at_;  // row r's column c at [r * columns_ + c]
+    std::vector<size_t> field_length_;
     std::vector<size_t> line_at_;
     std::vector<uint64_t> line_number_;
 };
