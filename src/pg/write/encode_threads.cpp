@@ -14,37 +14,33 @@ namespace {
 // Below this many measurements, starting a thread costs more than it saves.
 constexpr uint64_t kMeasurementsForTwoThreads = 4096;
 
-void encode_range(const std::vector<const Bucket *> &buckets, size_t from, size_t to,
-                  std::vector<EncodedBucket> &out) {
-    for (size_t i = from; i < to; i++)
-        out[i] = EncodedBucket{buckets[i]->encode(), buckets[i]->control()};
-}
-
-// Where the measurements split in two halves.
-size_t half_of(const std::vector<const Bucket *> &buckets, uint64_t measurements) {
+// Where the work splits in two halves, by the measurements of each item.
+size_t half_of(const std::vector<uint64_t> &measurements, uint64_t total) {
     uint64_t seen = 0;
-    for (size_t i = 0; i < buckets.size(); i++) {
-        seen += buckets[i]->count();
-        if (2 * seen >= measurements)
+    for (size_t i = 0; i < measurements.size(); i++) {
+        seen += measurements[i];
+        if (2 * seen >= total)
             return i + 1;
     }
-    return buckets.size();
+    return measurements.size();
 }
 
-}  // namespace
-
-std::vector<EncodedBucket> encode_buckets(const std::vector<const Bucket *> &buckets) {
-    std::vector<EncodedBucket> out(buckets.size());
-    uint64_t measurements = 0;
-    for (const Bucket *b : buckets)
-        measurements += b->count();
-    size_t split = half_of(buckets, measurements);
-    if (measurements < kMeasurementsForTwoThreads || split >= buckets.size()) {
-        encode_range(buckets, 0, buckets.size(), out);
-        return out;
+// work(from, to) over items [0, n) of `measurements` each: the later half
+// on a second thread when there is enough to share. The thread starts with
+// every signal blocked (PostgreSQL's handlers belong to the backend's
+// thread); its exception is raised here after the join; a thread that
+// cannot be had leaves all the work here.
+template <typename Work>
+void on_two_threads(const std::vector<uint64_t> &measurements, Work work) {
+    uint64_t total = 0;
+    for (uint64_t m : measurements)
+        total += m;
+    size_t n = measurements.size();
+    size_t split = half_of(measurements, total);
+    if (total < kMeasurementsForTwoThreads || split >= n) {
+        work(0, n);
+        return;
     }
-    // The thread starts with every signal blocked: PostgreSQL's handlers
-    // belong to the backend's own thread.
     sigset_t all, caller;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &caller);
@@ -53,17 +49,17 @@ std::vector<EncodedBucket> encode_buckets(const std::vector<const Bucket *> &buc
     try {
         second = std::thread([&] {
             try {
-                encode_range(buckets, split, buckets.size(), out);
+                work(split, n);
             } catch (...) {
                 failure = std::current_exception();
             }
         });
     } catch (const std::system_error &) {
-        split = buckets.size();  // no thread to be had: all here
+        split = n;  // no thread to be had: all here
     }
     pthread_sigmask(SIG_SETMASK, &caller, nullptr);
     try {
-        encode_range(buckets, 0, split, out);
+        work(0, split);
     } catch (...) {
         if (second.joinable())
             second.join();
@@ -73,7 +69,30 @@ std::vector<EncodedBucket> encode_buckets(const std::vector<const Bucket *> &buc
         second.join();
     if (failure)
         std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+std::vector<EncodedBucket> encode_buckets(const std::vector<const Bucket *> &buckets) {
+    std::vector<EncodedBucket> out(buckets.size());
+    std::vector<uint64_t> measurements;
+    for (const Bucket *b : buckets)
+        measurements.push_back(b->count());
+    on_two_threads(measurements, [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; i++)
+            out[i] = EncodedBucket{buckets[i]->encode(), buckets[i]->control()};
+    });
     return out;
+}
+
+void pack_buckets(const std::vector<Bucket *> &buckets) {
+    std::vector<uint64_t> measurements;
+    for (const Bucket *b : buckets)
+        measurements.push_back(b->data().count());
+    on_two_threads(measurements, [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; i++)
+            buckets[i]->pack();
+    });
 }
 
 }  // namespace tscoll::pg

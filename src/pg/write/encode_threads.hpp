@@ -1,4 +1,5 @@
-// A flush's new buckets encoded on two threads (doc/ARCHITECTURE.md, COPY).
+// A flush's buckets encoded, and the buckets it carries packed, on two
+// threads (doc/ARCHITECTURE.md, COPY).
 #pragma once
 
 #include <string>
@@ -19,5 +20,8 @@ struct EncodedBucket {
 // encoding is pure core work, and a COPY's backend otherwise leaves the
 // machine's other cores idle. Calls nothing of PostgreSQL's.
 std::vector<EncodedBucket> encode_buckets(const std::vector<const Bucket *> &buckets);
+
+// Bucket::pack() of each bucket, shared the same way.
+void pack_buckets(const std::vector<Bucket *> &buckets);
 
 }  // namespace tscoll::pg

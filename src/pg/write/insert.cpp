@@ -291,11 +291,10 @@ class BucketWriter {
         }
         for (SeriesBatch &batch : series)
             assign(batch);
-        uint64_t carried_bytes = 0, packed_bytes = 0;
+        if (!end)
+            carry_open_buckets();
         std::vector<TouchedBucket *> written;
         for (const auto &t : touched_) {
-            t->carried =
-                !end && t->created && t->open && carry(*t->created, carried_bytes, packed_bytes);
             if (t->carried)
                 continue;
             if (t->created && t->meta == nullptr)
@@ -330,7 +329,7 @@ class BucketWriter {
     }
     std::vector<CarriedBucket> still_carried();
     static void encode_created(const std::vector<TouchedBucket *> &written);
-    static bool carry(Bucket &bucket, uint64_t &carried_bytes, uint64_t &packed_bytes);
+    void carry_open_buckets();
     void assign(SeriesBatch &batch);
     static void archive(catalog::SeriesState &state, const catalog::BucketRef &ref);
     void append(TouchedBucket &t, Measurement &m, const BucketState::Decision &d);
@@ -385,22 +384,42 @@ std::vector<CarriedBucket> BucketWriter::still_carried() {
     return result;
 }
 
-// Whether an open bucket created in this statement is kept to the next
-// flush, as values while they fit, else packed; adds what it holds.
-bool BucketWriter::carry(Bucket &bucket, uint64_t &carried_bytes, uint64_t &packed_bytes) {
-    uint64_t as_values = bucket.state().size() + kCarriedBucketBytes;
-    if (bucket.packed_bytes() == 0 && carried_bytes + as_values <= kCarriedBytes) {
-        carried_bytes += as_values;
-        return true;
+// Which open buckets created in this statement are kept to the next
+// flush: as values while they fit, else packed while the packed ones fit
+// (each also counts what it holds besides its measurements). Packing is
+// shared with a second thread (pack_buckets); a bucket packed that then
+// does not fit is written as it is.
+void BucketWriter::carry_open_buckets() {
+    uint64_t carried_bytes = 0, packed_bytes = 0;
+    std::vector<TouchedBucket *> packing;
+    std::vector<Bucket *> to_pack;
+    for (const auto &t : touched_) {
+        if (!t->created || !t->open)
+            continue;
+        Bucket &bucket = *t->created;
+        uint64_t as_values = bucket.state().size() + kCarriedBucketBytes;
+        if (bucket.packed_bytes() == 0 && carried_bytes + as_values <= kCarriedBytes) {
+            carried_bytes += as_values;
+            t->carried = true;
+            continue;
+        }
+        // Packing does not make a bucket smaller than what it has packed.
+        uint64_t at_least = bucket.packed_bytes() + kCarriedBucketBytes;
+        if (packed_bytes + at_least > kCarriedPackedBytes)
+            continue;
+        packed_bytes += at_least;
+        packing.push_back(t.get());
+        to_pack.push_back(&bucket);
     }
-    if (packed_bytes + bucket.packed_bytes() + kCarriedBucketBytes > kCarriedPackedBytes)
-        return false;  // written now, not packed first
-    bucket.pack();
-    uint64_t packed = bucket.packed_bytes() + kCarriedBucketBytes;
-    if (packed_bytes + packed > kCarriedPackedBytes)
-        return false;
-    packed_bytes += packed;
-    return true;
+    pack_buckets(to_pack);
+    packed_bytes = 0;
+    for (TouchedBucket *t : packing) {
+        uint64_t packed = t->created->packed_bytes() + kCarriedBucketBytes;
+        if (packed_bytes + packed > kCarriedPackedBytes)
+            continue;
+        packed_bytes += packed;
+        t->carried = true;
+    }
 }
 
 void BucketWriter::assign(SeriesBatch &batch) {
