@@ -107,6 +107,55 @@ SELECT count(*) = :many_before AS nothing_written FROM many_copy;
 SELECT tscoll.drop_collection('many_copy'), tscoll.drop_collection('many_insert');
 DROP TABLE many_docs;
 
+-- The parser reads a meta text once: rows repeating it byte for byte are
+-- prepared from what it learnt. Spellings of one series (key order,
+-- spaces), null and absent metas, a doc giving its meta twice (jsonb
+-- keeps the last), nested metas: the same buckets as INSERT makes.
+SELECT tscoll.create_collection('spelled_copy', 't', 'm');
+SELECT tscoll.create_collection('spelled_insert', 't', 'm');
+CREATE TABLE spelled_docs AS
+  SELECT i, format('{"_id": %s, "t": "%s", %s"v": %s}', i,
+                   to_char(timestamptz '2024-03-01 00:00:00+00' + i * interval '1 s',
+                           'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                   CASE i % 7
+                     WHEN 0 THEN format('"m": {"h": %s, "r": "x"}, ', i % 5)
+                     WHEN 1 THEN format('"m": {"r": "x", "h": %s}, ', i % 5)
+                     WHEN 2 THEN format('"m":{"h":%s,"r":"x"}, ', i % 5)
+                     WHEN 3 THEN '"m": null, '
+                     WHEN 4 THEN ''
+                     WHEN 5 THEN format('"m": {"h": 99}, "m": {"h": %s, "r": "x"}, ', i % 5)
+                     ELSE format('"m": {"h": %s, "n": {"a": [1, "]}"]}}, ', i % 5)
+                   END, i) AS d
+    FROM generate_series(1, 5000) i;
+\copy (SELECT d FROM spelled_docs ORDER BY i) TO '/tmp/tscoll_regress_copy_from.txt'
+\copy spelled_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'
+INSERT INTO spelled_insert (doc) SELECT d::jsonb FROM spelled_docs ORDER BY i;
+SELECT count(*), count(DISTINCT m) AS series, sum((doc->>'v')::int) FROM spelled_copy;
+SELECT (SELECT array_agg(meta::text || control::text || data::text ORDER BY _id) FROM tscoll.buckets('spelled_copy')) =
+       (SELECT array_agg(meta::text || control::text || data::text ORDER BY _id) FROM tscoll.buckets('spelled_insert'))
+       AS same_buckets;
+-- A repeated meta still counts in the measurement's size: the row that
+-- passes the limit with it (not without it) fails as it does by INSERT,
+-- and nothing is written.
+SET tscoll.max_measurement_size = '1kB';
+CREATE TABLE padded AS
+  SELECT i, CASE WHEN i = 2996 THEN replace(d, '"v"', format('"pad": "%s", "v"', repeat('p', 965))) ELSE d END AS d
+    FROM spelled_docs WHERE i % 7 = 0;
+SELECT d::jsonb - 'm' AS without_meta FROM padded WHERE i = 2996 \gset
+BEGIN;
+INSERT INTO spelled_insert (doc) VALUES (:'without_meta');
+ROLLBACK;
+\set SHOW_CONTEXT errors
+INSERT INTO spelled_insert (doc) SELECT d::jsonb FROM padded WHERE i = 2996;
+\copy (SELECT d FROM padded ORDER BY i) TO '/tmp/tscoll_regress_copy_from.txt'
+\copy spelled_copy (doc) FROM '/tmp/tscoll_regress_copy_from.txt'
+\set SHOW_CONTEXT never
+RESET tscoll.max_measurement_size;
+DROP TABLE padded;
+SELECT count(*) AS still_5000 FROM spelled_copy;
+SELECT tscoll.drop_collection('spelled_copy'), tscoll.drop_collection('spelled_insert');
+DROP TABLE spelled_docs;
+
 -- 100,000 good rows and a bad one: nothing is written, although the rows
 -- before it were past the first flush (16 MB) and written to buckets.
 \copy (SELECT format('{"t": "%s", "m": %s, "v": %s, "pad": "%s"}', to_char(timestamptz '2024-02-01 00:00:00+00' + i * interval '1 s', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), i % 100, i, repeat('p', 200)) FROM generate_series(1, 100000) i UNION ALL SELECT '{"v": "no time"}') TO '/tmp/tscoll_regress_copy_from.txt'

@@ -12,7 +12,8 @@ constexpr int kMaxDepth = 100;
 
 class Reader {
   public:
-    explicit Reader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+    Reader(std::string_view text, SkippableMember *skip)
+        : p_(text.data()), end_(text.data() + text.size()), skip_(skip) {}
 
     // False when the text is not plain JSON (see the header).
     bool read(Value &out) {
@@ -194,8 +195,12 @@ class Reader {
             if (p_ == end_ || *p_++ != ':')
                 return false;
             skip_space();
-            if (!value(m.value, depth + 1))
+            if (depth == 0 && skip_ != nullptr && m.key == skip_->key) {
+                if (!skippable(members))
+                    return false;
+            } else if (!value(m.value, depth + 1)) {
                 return false;
+            }
             skip_space();
             if (p_ == end_)
                 return false;
@@ -207,6 +212,71 @@ class Reader {
             if (*p_++ != ',')
                 return false;
         }
+    }
+
+    // The skippable member's value, which `members` ends with: left
+    // unread (and taken off) when its text was seen, read otherwise.
+    bool skippable(Value::Object &members) {
+        if (skip_->text) {
+            skip_->repeated = true;
+            return false;
+        }
+        const char *start = p_;
+        if (!value_end())
+            return false;
+        skip_->text = std::string_view(start, static_cast<size_t>(p_ - start));
+        if (skip_->seen(*skip_->text)) {
+            skip_->skipped = true;
+            members.pop_back();
+            return true;
+        }
+        p_ = start;
+        return value(members.back().value, 1);
+    }
+
+    // Moves past a value without building it, by its structure alone
+    // (strings, brackets): a text that passes is only trusted when it is
+    // one read before.
+    bool value_end() {
+        if (p_ == end_)
+            return false;
+        if (*p_ == '"')
+            return string_end();
+        if (*p_ != '{' && *p_ != '[') {
+            while (p_ < end_ && *p_ != ',' && *p_ != '}' && *p_ != ']' && *p_ != ' ' &&
+                   *p_ != '\t' && *p_ != '\n' && *p_ != '\r')
+                p_++;
+            return true;
+        }
+        int open = 0;
+        while (p_ < end_) {
+            char c = *p_;
+            if (c == '"') {
+                if (!string_end())
+                    return false;
+                continue;
+            }
+            p_++;
+            if (c == '{' || c == '[')
+                open++;
+            else if ((c == '}' || c == ']') && --open == 0)
+                return true;
+        }
+        return false;
+    }
+
+    bool string_end() {
+        for (p_++; p_ < end_; p_++) {
+            if (*p_ == '\\') {
+                p_++;
+                continue;
+            }
+            if (*p_ == '"') {
+                p_++;
+                return true;
+            }
+        }
+        return false;
     }
 
     // jsonb's order: shorter keys first, then bytewise; of a repeated key,
@@ -241,13 +311,18 @@ class Reader {
 
     const char *p_;
     const char *end_;
+    SkippableMember *skip_;
 };
 
 }  // namespace
 
 std::optional<Value> read_plain_json(std::string_view text) {
+    return read_plain_json(text, nullptr);
+}
+
+std::optional<Value> read_plain_json(std::string_view text, SkippableMember *skip) {
     Value out;
-    if (!Reader(text).read(out))
+    if (!Reader(text, skip).read(out))
         return std::nullopt;
     return out;
 }

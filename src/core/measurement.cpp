@@ -51,11 +51,11 @@ void recognise_dates(Value &v) {
     }
 }
 
-void check_limits(const Value &fields, const std::optional<Value> &meta,
+void check_limits(const Value &fields, const std::optional<KnownMeta> &meta,
                   const CollectionFields &names, uint64_t size, uint64_t max_size) {
     uint64_t total = size;
     if (meta)
-        total += 1 + names.meta_field.size() + 1 + bson_value_size(*meta);
+        total += 1 + names.meta_field.size() + 1 + meta->bson_size;
     if (total > max_size)
         throw Error(
             ErrorCode::TooLarge,
@@ -65,7 +65,7 @@ void check_limits(const Value &fields, const std::optional<Value> &meta,
                 names.collection + "\"",
             "The limit is tscoll.max_measurement_size = " + std::to_string(max_size) + " bytes.");
     if (nesting_depth(fields) > kMaxNestingDepth ||
-        (meta && nesting_depth(*meta) + 1 > kMaxNestingDepth))
+        (meta && meta->nesting_depth + 1 > kMaxNestingDepth))
         throw Error(ErrorCode::TooLarge, "measurement for collection \"" + names.collection +
                                              "\" is nested deeper "
                                              "than " +
@@ -151,9 +151,13 @@ std::string series_key(const std::optional<Value> &meta) {
     return key;
 }
 
+KnownMeta known_meta(const Value &meta) {
+    return KnownMeta{bson_value_size(meta), nesting_depth(meta), spelling_hash(meta)};
+}
+
 PreparedMeasurement prepare_measurement(MeasurementInput input, const CollectionFields &names,
-                                        uint64_t max_measurement_size,
-                                        const ObjectId &generated_id) {
+                                        uint64_t max_measurement_size, const ObjectId &generated_id,
+                                        const KnownMeta *known) {
     Value doc = input.doc ? std::move(*input.doc) : Value::object();
     if (!doc.is(Value::Kind::Object))
         throw Error(ErrorCode::BadValue,
@@ -179,6 +183,8 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
         members.push_back(Member{names.time_field, Value()});  // set below
     for (Member &m : given) {
         if (!names.meta_field.empty() && m.key == names.meta_field) {
+            if (known != nullptr)
+                throw Error(ErrorCode::Internal, "a meta field both known and given");
             if (meta && !json_equal(*meta, m.value))
                 throw Error(
                     ErrorCode::BadValue,
@@ -212,10 +218,14 @@ PreparedMeasurement prepare_measurement(MeasurementInput input, const Collection
     if (!has_time)
         members[has_id ? 0 : 1].value = Value::date(*input.time);
     uint64_t size = bson_document_size(fields);
-    check_limits(fields, meta, names, size, max_measurement_size);
-    size_t spelling = meta ? spelling_hash(*meta) : 0;
+    std::optional<KnownMeta> meta_limits;
+    if (known != nullptr)
+        meta_limits = *known;
+    else if (meta)
+        meta_limits = known_meta(*meta);
+    check_limits(fields, meta_limits, names, size, max_measurement_size);
     return PreparedMeasurement{Measurement{*input.time, std::move(fields), size}, std::move(meta),
-                               spelling};
+                               meta_limits ? meta_limits->spelling : 0};
 }
 
 }  // namespace tscoll

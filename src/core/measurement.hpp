@@ -36,9 +36,22 @@ struct PreparedMeasurement {
 
 constexpr size_t kMaxNestingDepth = 100;
 
+// What preparing a measurement needs of its meta value: a COPY's parser
+// that has read a meta once prepares the rows repeating it from this
+// alone (write/copy_parse).
+struct KnownMeta {
+    uint64_t bson_size = 0;
+    size_t nesting_depth = 0;
+    size_t spelling = 0;  // spelling_hash
+};
+
+KnownMeta known_meta(const Value &meta);
+
+// `known`: the doc's meta field, left out of `input.doc` (a series' meta
+// given again), with what preparing needs of it; `input` then has no meta.
 PreparedMeasurement prepare_measurement(MeasurementInput input, const CollectionFields &fields,
-                                        uint64_t max_measurement_size,
-                                        const ObjectId &generated_id);
+                                        uint64_t max_measurement_size, const ObjectId &generated_id,
+                                        const KnownMeta *known = nullptr);
 
 // A measurement's fields as the view's doc shows them: the time field as
 // canonical text (other dates stay dates), the meta field, when the series

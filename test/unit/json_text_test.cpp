@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace tscoll {
 namespace {
 
@@ -60,6 +64,57 @@ TEST(PlainJson, LeavesTheRestToPostgreSQL) {
     std::string shallow(100, '[');
     shallow += std::string(100, ']');
     EXPECT_TRUE(read_plain_json(shallow));
+}
+
+// The texts `seen` calls with, and whether each was said to be seen.
+struct Seen {
+    std::vector<std::string> texts;
+    std::vector<std::string> known;
+    SkippableMember member(const char *key) {
+        return SkippableMember{key, [this](std::string_view text) {
+                                   texts.emplace_back(text);
+                                   return std::find(known.begin(), known.end(), text) !=
+                                          known.end();
+                               }};
+    }
+};
+
+TEST(PlainJson, SkipsAMemberWhoseTextWasSeen) {
+    const char *doc = R"({"time": 1, "tags": {"b": "x]}", "a": [1, {"c": "\""}]}, "v": 2})";
+    Seen seen;
+    SkippableMember unseen = seen.member("tags");
+    auto whole = read_plain_json(doc, &unseen);
+    ASSERT_TRUE(whole);
+    ASSERT_TRUE(unseen.text);
+    EXPECT_EQ(*unseen.text, R"({"b": "x]}", "a": [1, {"c": "\""}]})");
+    EXPECT_FALSE(unseen.skipped);
+    EXPECT_EQ(keys(*whole), "v,tags,time,");
+    EXPECT_EQ(keys(*whole->find("tags")), "a,b,");
+
+    seen.known.push_back(std::string(*unseen.text));
+    SkippableMember known = seen.member("tags");
+    auto rest = read_plain_json(doc, &known);
+    ASSERT_TRUE(rest);
+    EXPECT_TRUE(known.skipped);
+    EXPECT_EQ(keys(*rest), "v,time,");
+    // Only the top level's member, and scalars end where the value does.
+    SkippableMember nested = seen.member("c");
+    EXPECT_TRUE(read_plain_json(R"({"a": {"c": 1}, "c": 12})", &nested));
+    EXPECT_EQ(*nested.text, "12");
+}
+
+TEST(PlainJson, ASkippedTextIsStillCheckedAround) {
+    Seen seen;
+    seen.known = {"{\"a\": 1}", "1"};
+    for (const char *text : {R"({"m": {"a": 1} x})", R"({"m": {"a": 1},})", R"({"m": 1 2})",
+                             R"({"m": {"a": 1})", R"({"m": 1)"}) {
+        SkippableMember m = seen.member("m");
+        EXPECT_FALSE(read_plain_json(text, &m)) << text;
+    }
+    // A repeated key is not read at all: jsonb keeps its last value.
+    SkippableMember twice = seen.member("m");
+    EXPECT_FALSE(read_plain_json(R"({"m": 1, "m": 2})", &twice));
+    EXPECT_TRUE(twice.repeated);
 }
 
 }  // namespace

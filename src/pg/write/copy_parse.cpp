@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <system_error>
@@ -52,29 +53,80 @@ uint32_t MetaSpellings::number(const Value &meta, size_t hash, bool &first) {
     return static_cast<uint32_t>(metas_.size() - 1);
 }
 
+bool CopyShape::meta_in_doc() const {
+    return !fields.meta_field.empty() &&
+           std::find(is_doc.begin(), is_doc.end(), false) == is_doc.end();
+}
+
+const MetaSpellings::Text *MetaSpellings::of_text(std::string_view text) const {
+    auto [from, to] = texts_by_hash_.equal_range(std::hash<std::string_view>()(text));
+    for (auto it = from; it != to; ++it)
+        if (texts_[it->second].first == text)
+            return &texts_[it->second].second;
+    return nullptr;
+}
+
+void MetaSpellings::remember_text(std::string_view text, Text meta) {
+    if (texts_.size() >= kMaxSpellings || text_bytes_ + text.size() > kMaxTextBytes)
+        return;
+    text_bytes_ += text.size();
+    texts_.emplace_back(std::string(text), meta);
+    texts_by_hash_.emplace(std::hash<std::string_view>()(text),
+                           static_cast<uint32_t>(texts_.size() - 1));
+}
+
 namespace {
+
+// A doc, with its meta field left unread when its text is one read
+// before (`skip`, when given); nullopt when it is not plain JSON.
+std::optional<Value> read_doc(std::string_view text, SkippableMember *skip) {
+    if (skip == nullptr)
+        return read_plain_json(text);
+    std::optional<Value> doc = read_plain_json(text, skip);
+    if (skip->repeated) {
+        *skip = SkippableMember{skip->key, nullptr};
+        return read_plain_json(text);
+    }
+    return doc;
+}
 
 // The row's measurement, or NotPlain when a field needs jsonb_in.
 ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape, ParserState &state) {
     MeasurementInput input;
+    MetaSpellings &spellings = state.spellings;
+    const MetaSpellings::Text *known = nullptr;
+    std::optional<SkippableMember> skip;
+    if (shape.meta_in_doc())
+        skip = SkippableMember{shape.fields.meta_field, [&](std::string_view text) {
+                                   return (known = spellings.of_text(text)) != nullptr;
+                               }};
     for (size_t c = 0; c < rows.columns(); c++) {
         const char *text = rows.field(row, c);
         if (text == nullptr)
             continue;
+        std::string_view json(text, rows.field_length(row, c));
         std::optional<Value> value =
-            read_plain_json(std::string_view(text, rows.field_length(row, c)));
+            shape.is_doc[c] ? read_doc(json, skip ? &*skip : nullptr) : read_plain_json(json);
         if (!value)
             return ParsedRow{ParsedRow::Outcome::NotPlain, std::nullopt, nullptr};
         (shape.is_doc[c] ? input.doc : input.meta) = std::move(value);
     }
-    ParsedRow parsed{ParsedRow::Outcome::Prepared,
-                     prepare_measurement(std::move(input), shape.fields, shape.max_measurement_size,
-                                         state.ids.make(std::time(nullptr))),
-                     nullptr};
+    bool skipped = skip && skip->skipped;
+    ParsedRow parsed{
+        ParsedRow::Outcome::Prepared,
+        prepare_measurement(std::move(input), shape.fields, shape.max_measurement_size,
+                            state.ids.make(std::time(nullptr)), skipped ? &known->meta : nullptr),
+        nullptr};
+    if (skipped) {
+        parsed.spelling = known->number;
+        return parsed;
+    }
     std::optional<Value> &meta = parsed.prepared->meta;
     if (meta) {
         bool first = false;
-        parsed.spelling = state.spellings.number(*meta, parsed.prepared->meta_spelling, first);
+        parsed.spelling = spellings.number(*meta, parsed.prepared->meta_spelling, first);
+        if (parsed.spelling != MetaSpellings::kNone && skip && skip->text)
+            spellings.remember_text(*skip->text, {parsed.spelling, known_meta(*meta)});
         // Dropped here, on the thread that made it, rather than compared
         // and dropped by the backend.
         if (parsed.spelling != MetaSpellings::kNone && !first)

@@ -54,10 +54,14 @@ struct CopyShape {
     std::vector<bool> is_doc;  // per column: doc, else the meta column
     CollectionFields fields;
     uint64_t max_measurement_size = 0;
+    // The meta comes from the doc alone (no meta column).
+    bool meta_in_doc() const;
 };
 
 // The meta values a COPY's parser has seen, numbered by spelling
-// (spelling_hash, spelled_alike) in order of first sight, up to a bound.
+// (spelling_hash, spelled_alike) in order of first sight, up to a bound;
+// and the texts they were read from, so that a row repeating one is not
+// read again.
 class MetaSpellings {
   public:
     static constexpr uint32_t kNone = UINT32_MAX;
@@ -65,12 +69,25 @@ class MetaSpellings {
     // it is seen for the first time.
     uint32_t number(const Value &meta, size_t hash, bool &first);
 
+    struct Text {
+        uint32_t number;
+        KnownMeta meta;
+    };
+    // The meta read from this JSON text before, or null.
+    const Text *of_text(std::string_view text) const;
+    void remember_text(std::string_view text, Text meta);
+
   private:
     // A series' rows mostly spell its meta alike: beyond this many
-    // spellings (and the memory they hold), rows are not numbered.
+    // spellings or texts (and the memory they hold), rows are not
+    // numbered, or read again.
     static constexpr size_t kMaxSpellings = 10000;
+    static constexpr size_t kMaxTextBytes = 4 << 20;
     std::unordered_multimap<size_t, uint32_t> by_hash_;
     std::vector<Value> metas_;
+    std::unordered_multimap<size_t, uint32_t> texts_by_hash_;
+    std::vector<std::pair<std::string, Text>> texts_;
+    size_t text_bytes_ = 0;
 };
 
 // What a parser keeps from row to row; one thread's.
