@@ -181,6 +181,10 @@ SELECT (SELECT count(*) FROM per_minute WHERE ts < '2024-02-10 00:00+00') AS min
        (SELECT count(*) FROM per_hour WHERE ts < '2024-02-10 00:00+00') AS hours,
        (SELECT count(*) FROM per_day WHERE ts < '2024-02-10 00:00+00') AS days,
        (SELECT count FROM per_month) AS month_count;
+-- The pass gives up on a collection whose rollup it cannot lock within
+-- 200 ms (the monitor comes back), as when autovacuum is working on the
+-- rollup just refreshed: not here.
+SELECT format('ALTER TABLE %s SET (autovacuum_enabled = off)', storage) FROM tscoll.rollups ORDER BY storage::text \gexec
 SELECT tscoll.coll_mod('readings', '{"expireAfterSeconds": 864000}') IS NOT NULL AS ttl_set;
 SELECT tscoll.run_ttl_pass('2024-02-20 00:00+00') > 0 AS expired;
 SELECT min(ts) >= '2024-02-09 00:00+00' AS measurements_expired FROM readings;
