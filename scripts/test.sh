@@ -13,7 +13,9 @@
 #               against an undistributed one (builds Citus when missing)
 #   docs        doc/REFERENCE.md documents every public function of sql/
 # Results and diffs of pg_regress end up in build/<layer>/.
-# TSCOLL_TEST_LAYERS="regress isolation" runs only those layers (development).
+# TSCOLL_TEST_LAYERS="regress isolation" runs only those layers, and
+# TSCOLL_REGRESS_TESTS="copy_from tails" only those regression tests
+# (development).
 source "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/deps.sh"
@@ -42,7 +44,10 @@ cp -r "$ROOT/test" "$STAGE/test"
 mkdir -p "$STAGE/bench" && cp -r "$ROOT/bench/queries" "$STAGE/bench/queries"
 # pg_regress's inputs where PGXS keeps them: sql/<test>.sql, expected/.
 mkdir -p "$STAGE/sql"
-regress_tests() { (cd "$ROOT/sql" && ls *.sql | grep -v '^tscoll--' | sed 's/\.sql$//'); }
+regress_tests() {
+    if [ -n "${TSCOLL_REGRESS_TESTS:-}" ]; then echo "$TSCOLL_REGRESS_TESTS"; return; fi
+    (cd "$ROOT/sql" && ls *.sql | grep -v '^tscoll--' | sed 's/\.sql$//')
+}
 for t in $(regress_tests); do cp "$ROOT/sql/$t.sql" "$STAGE/sql/"; done
 cp -r "$ROOT/expected" "$STAGE/expected"
 owned_dir "$STAGE"

@@ -68,7 +68,77 @@ not a time	{}
 \.
 \set SHOW_CONTEXT never
 SELECT count(*) = :before AS nothing_written FROM via_copy;
--- Many rows: parsed on a second thread in batches of 1,024 while the
+-- The text format is read by tscoll (core/copy_text.hpp) as COPY's own
+-- reader reads it: each input below is copied into a plain jsonb table by
+-- PostgreSQL's reader and into a collection by tscoll's, and gives the
+-- same documents (the plain table's then inserted into a collection) or
+-- the same error, context included.
+CREATE TABLE text_lines (doc jsonb);
+SELECT tscoll.create_collection('text_copy', 't');
+SELECT tscoll.create_collection('text_insert', 't');
+CREATE FUNCTION copy_outcome(stmt text, relation text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    context text;
+    hint text;
+BEGIN
+    EXECUTE stmt;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS context = PG_EXCEPTION_CONTEXT, hint = PG_EXCEPTION_HINT;
+    RETURN SQLSTATE || ': ' || SQLERRM || coalesce(' / HINT: ' || nullif(hint, ''), '')
+        || ' / ' || replace(split_part(context, E'\n', 1), relation, 'X');
+END $$;
+CREATE FUNCTION both_readers(program text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    by_postgres text;
+    by_tscoll text;
+BEGIN
+    TRUNCATE text_lines;
+    DELETE FROM text_copy;
+    DELETE FROM text_insert;
+    by_postgres := copy_outcome(format('COPY text_lines FROM PROGRAM %L', program), 'text_lines');
+    IF by_postgres = 'ok' THEN
+        INSERT INTO text_insert (doc) SELECT doc FROM text_lines;
+        by_postgres := 'ok: ' || (SELECT string_agg(doc::text, ' ' ORDER BY doc->>'_id') FROM text_insert);
+    END IF;
+    by_tscoll := copy_outcome(format('COPY text_copy (doc) FROM PROGRAM %L', program), 'text_copy');
+    IF by_tscoll = 'ok' THEN
+        by_tscoll := 'ok: ' || (SELECT string_agg(doc::text, ' ' ORDER BY doc->>'_id') FROM text_copy);
+    END IF;
+    RETURN CASE WHEN by_postgres = by_tscoll THEN 'same: ' || by_postgres
+                ELSE 'differ: ' || by_postgres || ' <> ' || by_tscoll END;
+END $$;
+SELECT input, both_readers(format('printf ''%s''', input)) FROM (VALUES
+ -- ends of line: the last without one, CRLF, CR
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\n{"_id": 2, "t": "2024-01-01T00:00:01Z"}'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\r\n{"_id": 2, "t": "2024-01-01T00:00:01Z"}\r\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\r{"_id": 2, "t": "2024-01-01T00:00:01Z"}\r'),
+ -- escapes: tab, octal, hex, an escaped backslash in a JSON string, an
+ -- escaped end of line, escaped non-ASCII bytes
+ ('{"_id": 1,\\t"t": "2024-01-01T00:00:00Z", "s": "\\101\\x42 \\\\"q\\\\" é"}\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z",\\\n"s": "\\xc3\\xa9"}\n'),
+ -- the end marker: what follows is not read; alone on its last line
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\n\\.\nnot json\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\\.\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\n\\.'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\n\\.x\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\r\n\\.\n'),
+ -- lines that end otherwise than the first
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\n{"_id": 2, "t": "2024-01-01T00:00:01Z"}\r\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\r\n{"_id": 2, "t": "2024-01-01T00:00:01Z"}\n'),
+ -- not UTF-8: as read, by an escape, a NUL
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z", "s": "\377"}\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z", "s": "\\xff"}\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z", "s": "\\0"}\n'),
+ -- fields: one too many; an empty line
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\tx\n'),
+ ('{"_id": 1, "t": "2024-01-01T00:00:00Z"}\n\n')) v(input);
+DROP FUNCTION both_readers(text);
+DROP FUNCTION copy_outcome(text, text);
+DROP TABLE text_lines;
+SELECT tscoll.drop_collection('text_copy'), tscoll.drop_collection('text_insert');
+
+-- Many rows: parsed on a second thread in batches (1 MiB of text) while the
 -- backend stores them, the rows jsonb_in reads (\u escapes) among them.
 SELECT tscoll.create_collection('many_copy', 't', 'm');
 SELECT tscoll.create_collection('many_insert', 't', 'm');

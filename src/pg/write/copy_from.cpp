@@ -11,8 +11,13 @@ extern "C" {
 #include "commands/copy.h"
 #include "commands/copyfrom_internal.h"
 #include "commands/defrem.h"
+#include "commands/progress.h"
 #include "commands/trigger.h"
+#include "libpq/libpq.h"
+#include "libpq/pqformat.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "parser/parse_node.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
@@ -221,8 +226,8 @@ constexpr size_t kParsedBytes = 1 << 20;
 constexpr size_t kReadAhead = 32;
 
 // Reads rows for the parser, up to one batch. `ended` once the input has.
-tscoll::pg::CopyRows read_rows(const CopyInput &in, bool &ended) {
-    tscoll::pg::CopyRows rows(in.columns.size());
+tscoll::CopyRows read_rows(const CopyInput &in, bool &ended) {
+    tscoll::CopyRows rows(in.columns.size());
     char **fields = nullptr;
     while (rows.size() < kParsedRows && rows.bytes() < kParsedBytes) {
         if (!next_row(in, &fields)) {
@@ -235,8 +240,111 @@ tscoll::pg::CopyRows read_rows(const CopyInput &in, bool &ended) {
     return rows;
 }
 
+// Whether tscoll reads the COPY's text itself, on the parser's thread
+// (core/copy_text.hpp): the text format with its default options, from
+// the client, a file or a program, in a UTF-8 database.
+bool reads_text_itself(CopyFromState cstate) {
+    return !cstate->opts.binary && !cstate->opts.csv_mode &&
+           cstate->opts.header_line == COPY_HEADER_FALSE && !cstate->need_transcoding &&
+           GetDatabaseEncoding() == PG_UTF8 && strcmp(cstate->opts.delim, "\t") == 0 &&
+           strcmp(cstate->opts.null_print, "\\N") == 0 &&
+           (cstate->copy_src == COPY_FRONTEND || cstate->copy_src == COPY_FILE);
+}
+
+// The client's next CopyData message into cstate->fe_msgbuf; false at
+// CopyDone. As PostgreSQL's own CopyGetData (static) reads them.
+bool next_copy_message(CopyFromState cstate) {
+    for (;;) {
+        HOLD_CANCEL_INTERRUPTS();
+        pq_startmsgread();
+        int type = pq_getbyte();
+        if (type == EOF)
+            ereport(ERROR,
+                    (errcode(ERRCODE_CONNECTION_FAILURE),
+                     errmsg("unexpected EOF on client connection with an open transaction")));
+        if (type != 'd' && type != 'c' && type != 'f' && type != 'H' && type != 'S')
+            ereport(ERROR, (errcode(ERRCODE_PROTOCOL_VIOLATION),
+                            errmsg("unexpected message type 0x%02X during COPY from stdin", type)));
+        int limit = type == 'd' ? PQ_LARGE_MESSAGE_LIMIT : PQ_SMALL_MESSAGE_LIMIT;
+        if (pq_getmessage(cstate->fe_msgbuf, limit))
+            ereport(ERROR,
+                    (errcode(ERRCODE_CONNECTION_FAILURE),
+                     errmsg("unexpected EOF on client connection with an open transaction")));
+        RESUME_CANCEL_INTERRUPTS();
+        if (type == 'd')
+            return true;
+        if (type == 'c')
+            return false;
+        if (type == 'f')
+            ereport(ERROR,
+                    (errcode(ERRCODE_QUERY_CANCELED),
+                     errmsg("COPY from stdin failed: %s", pq_getmsgstring(cstate->fe_msgbuf))));
+        // Flush and Sync: libpq may send them not knowing the command was
+        // a COPY.
+    }
+}
+
+// Up to `max` bytes of the COPY's input; 0 at its end.
+size_t read_input(CopyFromState cstate, char *into, size_t max) {
+    if (cstate->raw_reached_eof)
+        return 0;
+    size_t n = 0;
+    if (cstate->copy_src == COPY_FILE) {
+        n = fread(into, 1, max, cstate->copy_file);
+        if (ferror(cstate->copy_file))
+            ereport(ERROR,
+                    (errcode_for_file_access(), errmsg("could not read from COPY file: %m")));
+        if (n == 0)
+            cstate->raw_reached_eof = true;
+    } else {
+        StringInfo message = cstate->fe_msgbuf;
+        while (n < max) {
+            if (message->cursor >= message->len) {
+                if (!next_copy_message(cstate)) {
+                    cstate->raw_reached_eof = true;
+                    break;
+                }
+                continue;
+            }
+            size_t take = std::min(static_cast<size_t>(message->len - message->cursor), max - n);
+            pq_copymsgbytes(message, into + n, static_cast<int>(take));
+            n += take;
+        }
+    }
+    cstate->bytes_processed += n;
+    pgstat_progress_update_param(PROGRESS_COPY_BYTES_PROCESSED, cstate->bytes_processed);
+    return n;
+}
+
+// The next piece of the COPY's text, up to kParsedBytes.
+std::string read_text(const CopyInput &in, bool &ended) {
+    std::string text(kParsedBytes, '\0');
+    size_t n = 0;
+    while (n < text.size()) {
+        size_t got = tscoll::pg::pg_call(
+            [&] { return read_input(in.cstate, text.data() + n, text.size() - n); });
+        if (got == 0) {
+            ended = true;
+            break;
+        }
+        n += got;
+    }
+    text.resize(n);
+    return text;
+}
+
+// After the end-of-data marker, the client's input up to CopyDone is
+// read and dropped, as PostgreSQL does.
+void skip_rest(const CopyInput &in) {
+    if (in.cstate->copy_src != COPY_FRONTEND)
+        return;
+    std::string rest(kParsedBytes, '\0');
+    while (tscoll::pg::pg_call([&] { return read_input(in.cstate, rest.data(), rest.size()); }) > 0)
+        continue;
+}
+
 // The row's line, for COPY's error context.
-void show_line(CopyFromState cstate, const tscoll::pg::CopyRows &rows, size_t row) {
+void show_line(CopyFromState cstate, const tscoll::CopyRows &rows, size_t row) {
     cstate->cur_lineno = rows.line_number(row);
     std::string_view line = rows.line(row);
     tscoll::pg::pg_call([&] {
@@ -246,18 +354,63 @@ void show_line(CopyFromState cstate, const tscoll::pg::CopyRows &rows, size_t ro
     cstate->line_buf_valid = true;
 }
 
+// The text, which the reader found is not UTF-8: PostgreSQL's error.
+[[noreturn]] void not_utf8(std::string_view text) {
+    pg_verify_mbstr(PG_UTF8, text.data(), static_cast<int>(text.size()), false);
+    ereport(ERROR, (errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+                    errmsg("invalid byte sequence for encoding \"UTF8\"")));
+    pg_unreachable();
+}
+
+// PostgreSQL's error for a line the text reader found a problem in, with
+// the context COPY's own reader gives it: the line, once it was read.
+[[noreturn]] void raise_line_problem(const CopyInput &in, const tscoll::CopyRows &rows,
+                                     size_t row) {
+    using tscoll::CopyLineProblem;
+    CopyFromState cstate = in.cstate;
+    cstate->cur_lineno = rows.line_number(row);
+    cstate->line_buf_valid = false;
+    CopyLineProblem problem = rows.problem(row);
+    if (problem == CopyLineProblem::FieldCount) {
+        show_line(cstate, rows, row);
+        wrong_field_count(static_cast<int>(rows.problem_detail(row)), in.columns, in.desc);
+    }
+    if (problem == CopyLineProblem::FieldEncoding)
+        show_line(cstate, rows, row);
+    if (problem == CopyLineProblem::FieldEncoding || problem == CopyLineProblem::LineEncoding)
+        not_utf8(rows.problem_text(row));
+    if (problem == CopyLineProblem::CarriageReturn)
+        ereport(ERROR, (errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+                        errmsg("literal carriage return found in data"),
+                        errhint("Use \"\\r\" to represent carriage return.")));
+    if (problem == CopyLineProblem::Newline)
+        ereport(ERROR,
+                (errcode(ERRCODE_BAD_COPY_FILE_FORMAT), errmsg("literal newline found in data"),
+                 errhint("Use \"\\n\" to represent newline.")));
+    if (problem == CopyLineProblem::MarkerCorrupt)
+        ereport(ERROR,
+                (errcode(ERRCODE_BAD_COPY_FILE_FORMAT), errmsg("end-of-copy marker corrupt")));
+    ereport(ERROR, (errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+                    errmsg("end-of-copy marker does not match previous newline style")));
+    pg_unreachable();
+}
+
 // The parsed rows into the batch, in order, up to the first that fails.
 // COPY's error context names each row's line while it is added.
-uint64 add_parsed_rows(const CopyInput &in, tscoll::pg::CopyRows &rows,
+uint64 add_parsed_rows(const CopyInput &in, tscoll::CopyRows &rows,
                        std::vector<tscoll::pg::ParsedRow> &parsed,
                        tscoll::pg::MeasurementBatch &batch) {
     using Outcome = tscoll::pg::ParsedRow::Outcome;
     CopyFromState cstate = in.cstate;
     uint64 read_up_to = cstate->cur_lineno;
     cstate->line_buf_valid = false;  // it holds a line read since
+    if (rows.size() == 0 && !parsed.empty() && parsed[0].outcome == Outcome::Failed)
+        std::rethrow_exception(parsed[0].error);  // the parser failed before any row
     for (size_t r = 0; r < rows.size(); r++) {
         tscoll::pg::ParsedRow &row = parsed[r];
         cstate->cur_lineno = rows.line_number(r);
+        if (row.outcome == Outcome::BadLine)
+            tscoll::pg::pg_call([&] { raise_line_problem(in, rows, r); });
         if (row.outcome == Outcome::Prepared) {
             if (row.spelling == tscoll::pg::MetaSpellings::kNone)
                 batch.add(std::move(*row.prepared));
@@ -275,44 +428,72 @@ uint64 add_parsed_rows(const CopyInput &in, tscoll::pg::CopyRows &rows,
         }
         batch.flush_when_full();
     }
+    // The last line read, for errors while the next rows are read: COPY's
+    // reader read ahead, tscoll's reader reads on the parser's thread.
+    if (rows.size() > 0)
+        read_up_to = std::max<uint64>(read_up_to, rows.line_number(rows.size() - 1));
     cstate->cur_lineno = read_up_to;
     return rows.size();
 }
 
 // Text or CSV rows of JSON columns (no time column, whose text
 // timestamptz_in reads): the JSON parsed and the measurements prepared on
-// a second thread (copy_parse.hpp) while this one reads the next rows and
-// stores the measurements. A COPY of one batch or less has no thread.
-// COPY's reader raises an error of the input's format (quoting, encoding)
-// when it reads the line: before an error of an earlier row that is being
-// parsed.
+// a second thread (copy_parse.hpp) while this one reads the input ahead
+// and stores the measurements. The text format with its default options
+// is read on that thread too, from the input as it comes; other input is
+// read here by COPY's own reader, which raises an error of the input's
+// format (quoting, encoding) when it reads the line: before an error of
+// an earlier row that is being parsed. A COPY of one batch or less has no
+// thread.
 uint64 copy_parsed_rows(const CopyInput &in, tscoll::pg::MeasurementBatch &batch) {
     tscoll::pg::CopyShape shape;
     for (int column : in.columns)
         shape.is_doc.push_back(column == batch.collection().view_doc_column);
     shape.fields = batch.fields();
     shape.max_measurement_size = static_cast<uint64_t>(tscoll::pg::max_measurement_size);
+    const bool text = reads_text_itself(in.cstate);
+    const size_t columns = in.columns.size();
     bool ended = false;
-    tscoll::pg::CopyRows first = read_rows(in, ended);
+    std::string first_text;
+    tscoll::CopyRows first_rows(columns);
+    if (text)
+        first_text = read_text(in, ended);
+    else
+        first_rows = read_rows(in, ended);
     if (ended) {
-        tscoll::pg::ParserState state;
-        std::vector<tscoll::pg::ParsedRow> parsed = tscoll::pg::parse_rows(first, shape, state);
-        return add_parsed_rows(in, first, parsed, batch);
+        tscoll::pg::ParserState state(columns);
+        if (text)
+            first_rows = tscoll::pg::rows_of_text(first_text, true, state);
+        std::vector<tscoll::pg::ParsedRow> parsed =
+            tscoll::pg::parse_rows(first_rows, shape, state);
+        return add_parsed_rows(in, first_rows, parsed, batch);
     }
-    tscoll::pg::CopyParser parser(std::move(shape));
-    parser.submit(std::move(first));
+    tscoll::pg::CopyParser parser(std::move(shape), columns);
+    if (text)
+        parser.submit_text(std::move(first_text), false);
+    else
+        parser.submit(std::move(first_rows));
     uint64 processed = 0;
     while (!ended || parser.in_flight() > 0) {
         bool read_ahead = parser.in_flight() < kReadAhead && !parser.ready();
         if (!ended && (parser.in_flight() == 0 || read_ahead)) {
-            tscoll::pg::CopyRows rows = read_rows(in, ended);
-            if (rows.size() > 0)
-                parser.submit(std::move(rows));
+            if (!text) {
+                tscoll::CopyRows rows = read_rows(in, ended);
+                if (rows.size() > 0)
+                    parser.submit(std::move(rows));
+            } else if (parser.text_done()) {
+                ended = true;
+            } else {
+                std::string piece = read_text(in, ended);
+                parser.submit_text(std::move(piece), ended);
+            }
             continue;
         }
         auto [rows, parsed] = parser.take();
         processed += add_parsed_rows(in, rows, parsed, batch);
     }
+    if (text)
+        skip_rest(in);
     return processed;
 }
 

@@ -12,33 +12,6 @@
 
 namespace tscoll::pg {
 
-void CopyRows::add(char **fields, const char *line, size_t line_length, uint64_t line_number) {
-    for (size_t c = 0; c < columns_; c++) {
-        if (fields[c] == nullptr) {
-            field_at_.push_back(kNull);
-            field_length_.push_back(0);
-            continue;
-        }
-        size_t length = std::strlen(fields[c]);
-        field_at_.push_back(text_.size());
-        field_length_.push_back(length);
-        text_.append(fields[c], length + 1);
-    }
-    line_at_.push_back(text_.size());
-    text_.append(line, line_length);
-    text_.push_back('\0');
-    line_number_.push_back(line_number);
-}
-
-const char *CopyRows::field(size_t row, size_t column) const {
-    size_t at = field_at_[row * columns_ + column];
-    return at == kNull ? nullptr : text_.data() + at;
-}
-
-std::string_view CopyRows::line(size_t row) const {
-    return std::string_view(text_.data() + line_at_[row]);
-}
-
 uint32_t MetaSpellings::number(const Value &meta, size_t hash, bool &first) {
     first = false;
     auto [from, to] = by_hash_.equal_range(hash);
@@ -137,10 +110,22 @@ ParsedRow parse_row(const CopyRows &rows, size_t row, const CopyShape &shape, Pa
 
 }  // namespace
 
+CopyRows rows_of_text(std::string_view text, bool ends, ParserState &state) {
+    CopyRows rows(state.text.columns());
+    state.text.read(text, rows);
+    if (ends)
+        state.text.finish(rows);
+    return rows;
+}
+
 std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape,
                                   ParserState &state) {
     std::vector<ParsedRow> parsed(rows.size());
     for (size_t r = 0; r < rows.size(); r++) {
+        if (rows.problem(r) != CopyLineProblem::None) {
+            parsed[r] = ParsedRow{ParsedRow::Outcome::BadLine, std::nullopt, nullptr};
+            break;
+        }
         try {
             parsed[r] = parse_row(rows, r, shape, state);
         } catch (...) {
@@ -152,7 +137,8 @@ std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape,
     return parsed;
 }
 
-CopyParser::CopyParser(CopyShape shape) : shape_(std::move(shape)) {
+CopyParser::CopyParser(CopyShape shape, size_t columns)
+    : shape_(std::move(shape)), columns_(columns), state_(columns) {
     // The thread starts with every signal blocked: PostgreSQL's handlers
     // belong to the backend's own thread.
     sigset_t all, caller;
@@ -180,7 +166,16 @@ CopyParser::~CopyParser() {
 void CopyParser::submit(CopyRows rows) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        waiting_.push_back(std::move(rows));
+        waiting_.push_back(Input{std::move(rows), std::string(), false});
+    }
+    in_flight_++;
+    changed_.notify_all();
+}
+
+void CopyParser::submit_text(std::string text, bool ends) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        waiting_.push_back(Input{CopyRows(columns_), std::move(text), ends});
     }
     in_flight_++;
     changed_.notify_all();
@@ -194,8 +189,8 @@ bool CopyParser::ready() {
 std::pair<CopyRows, std::vector<ParsedRow>> CopyParser::take() {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!thread_.joinable() && parsed_.empty()) {
-        std::vector<ParsedRow> parsed = parse_rows(waiting_.front(), shape_, state_);
-        parsed_.emplace_back(std::move(waiting_.front()), std::move(parsed));
+        std::vector<ParsedRow> parsed = parse(waiting_.front());
+        parsed_.emplace_back(std::move(waiting_.front().rows), std::move(parsed));
         waiting_.pop_front();
     }
     changed_.wait(lock, [this] { return !parsed_.empty(); });
@@ -203,6 +198,16 @@ std::pair<CopyRows, std::vector<ParsedRow>> CopyParser::take() {
     parsed_.pop_front();
     in_flight_--;
     return out;
+}
+
+std::vector<ParsedRow> CopyParser::parse(Input &input) {
+    if (!input.text.empty() || input.text_ends) {
+        input.rows = rows_of_text(input.text, input.text_ends, state_);
+        input.text = std::string();
+        if (state_.text.done())
+            text_done_ = true;
+    }
+    return parse_rows(input.rows, shape_, state_);
 }
 
 void CopyParser::run() {
@@ -213,11 +218,11 @@ void CopyParser::run() {
             return;
         // Only this thread pops waiting_: the front stays put while the
         // backend pushes behind it.
-        const CopyRows &rows = waiting_.front();
+        Input &input = waiting_.front();
         lock.unlock();
         std::vector<ParsedRow> parsed;
         try {
-            parsed = parse_rows(rows, shape_, state_);
+            parsed = parse(input);
         } catch (...) {
             // Out of memory before any row: the first row carries it.
             parsed.clear();
@@ -225,7 +230,7 @@ void CopyParser::run() {
                 ParsedRow{ParsedRow::Outcome::Failed, std::nullopt, std::current_exception()});
         }
         lock.lock();
-        parsed_.emplace_back(std::move(waiting_.front()), std::move(parsed));
+        parsed_.emplace_back(std::move(waiting_.front().rows), std::move(parsed));
         waiting_.pop_front();
         changed_.notify_all();
     }

@@ -4,6 +4,7 @@
 // PostgreSQL's.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -16,38 +17,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/copy_text.hpp"
 #include "core/measurement.hpp"
 #include "core/objectid.hpp"
 
 namespace tscoll::pg {
-
-// Rows of a COPY as the text of their fields, in input order.
-class CopyRows {
-  public:
-    explicit CopyRows(size_t columns) : columns_(columns) {}
-    // `fields` (a null pointer for a NULL field) and the line as read.
-    void add(char **fields, const char *line, size_t line_length, uint64_t line_number);
-    size_t size() const { return line_number_.size(); }
-    size_t bytes() const { return text_.size(); }
-    size_t columns() const { return columns_; }
-    // A pointer to the field's text (NUL-terminated), or null for a NULL
-    // field.
-    const char *field(size_t row, size_t column) const;
-    size_t field_length(size_t row, size_t column) const {
-        return field_length_[row * columns_ + column];
-    }
-    std::string_view line(size_t row) const;
-    uint64_t line_number(size_t row) const { return line_number_[row]; }
-
-  private:
-    static constexpr size_t kNull = SIZE_MAX;
-    size_t columns_;
-    std::string text_;              // every field and line, each ended by a NUL
-    std::vector<size_t> field_at_;  // row r's column c at [r * columns_ + c]
-    std::vector<size_t> field_length_;
-    std::vector<size_t> line_at_;
-    std::vector<uint64_t> line_number_;
-};
 
 // What the rows' columns are and how they are prepared.
 struct CopyShape {
@@ -92,9 +66,14 @@ class MetaSpellings {
 
 // What a parser keeps from row to row; one thread's.
 struct ParserState {
+    explicit ParserState(size_t columns) : text(columns) {}
     MetaSpellings spellings;
-    ObjectIdMaker ids;  // for rows whose doc has no _id
+    ObjectIdMaker ids;    // for rows whose doc has no _id
+    CopyTextReader text;  // when the parser reads the COPY's text
 };
+
+// The rows a piece of the COPY's text completes (all of them at its end).
+CopyRows rows_of_text(std::string_view text, bool ends, ParserState &state);
 
 // A row as parsing left it.
 struct ParsedRow {
@@ -105,6 +84,7 @@ struct ParsedRow {
         NotPlain,
         Failed,   // prepare_measurement threw `error`
         Skipped,  // after a failed row
+        BadLine,  // the line has a problem (CopyRows::problem) PostgreSQL raises
     };
     Outcome outcome = Outcome::Skipped;
     std::optional<PreparedMeasurement> prepared;
@@ -123,12 +103,18 @@ std::vector<ParsedRow> parse_rows(const CopyRows &rows, const CopyShape &shape, 
 // When no thread can be had, take() parses the rows itself.
 class CopyParser {
   public:
-    explicit CopyParser(CopyShape shape);
+    CopyParser(CopyShape shape, size_t columns);
     ~CopyParser();
     CopyParser(const CopyParser &) = delete;
     CopyParser &operator=(const CopyParser &) = delete;
 
     void submit(CopyRows rows);
+    // A piece of the COPY's text, whose lines the parser finds; `ends`
+    // with the last.
+    void submit_text(std::string text, bool ends);
+    // Whether the text read so far ended the data (its end marker, or a
+    // line with a problem): what follows is not read.
+    bool text_done() const { return text_done_; }
     // Batches submitted and not taken.
     size_t in_flight() const { return in_flight_; }
     // Whether the oldest batch in flight is parsed.
@@ -137,14 +123,23 @@ class CopyParser {
     std::pair<CopyRows, std::vector<ParsedRow>> take();
 
   private:
+    // A batch of input: rows, or a piece of text.
+    struct Input {
+        CopyRows rows;
+        std::string text;
+        bool text_ends = false;
+    };
+    std::vector<ParsedRow> parse(Input &input);
     void run();
 
     const CopyShape shape_;
+    const size_t columns_;
+    std::atomic<bool> text_done_{false};
     ParserState state_;  // of the thread that parses
     size_t in_flight_ = 0;
     std::mutex mutex_;
     std::condition_variable changed_;
-    std::deque<CopyRows> waiting_;  // the parser takes the front
+    std::deque<Input> waiting_;  // the parser takes the front
     std::deque<std::pair<CopyRows, std::vector<ParsedRow>>> parsed_;
     bool stopping_ = false;
     std::thread thread_;
