@@ -649,8 +649,10 @@ def main():
         figures.append((f"{q} ms ({rows[systems[0]]} rows)", latency))
         with_decoding.append((f"{q} ms with decoding", decoding))
         plain = next((p for p in ["typed", "jsonb"] if p in systems), systems[0])
+        own = output_floor(conn, query_text("tscoll", q, params[question(q)]), args.runs) \
+            if "tscoll" in systems else None
         floors.append((q, output_floor(conn, query_text(plain, q, params[question(q)]), args.runs),
-                       plain, latency[plain]))
+                       own, plain, latency[plain]))
     figures += with_decoding
 
     for kind in [] if args.no_deletes else ["DELETE one series", "DELETE oldest 10%"]:
@@ -694,9 +696,11 @@ def main():
     if floors:
         print("\nRows alone (SELECT * of a table holding the query's result, "
               "the part of every latency no query work can remove), ms, and as a ratio "
-              "to the plain table's latency (no ratio can go below it):")
+              "to the plain table's latency (no ratio can go below it): the plain table's "
+              "rows, then tscoll's (jsonb documents where the query returns them):")
         print(", ".join(f"{q} {fmt(ms)} ({ms / plain_ms:.2g} of {plain})"
-                        for q, ms, plain, plain_ms in floors))
+                        + (f" / {fmt(own)} ({own / plain_ms:.2g})" if own is not None else "")
+                        for q, ms, own, plain, plain_ms in floors))
     if mismatches:
         print("\n!!! RESULTS DIFFER ACROSS SYSTEMS !!!")
         print("\n".join(mismatches))
