@@ -187,8 +187,17 @@ CopyTextReader::Found CopyTextReader::scan(std::string_view text, bool at_end) c
 void CopyTextReader::read(std::string_view input, CopyRows &rows) {
     if (done_)
         return;
+    // A line ends at a newline or a carriage return: input with neither
+    // ends no line, and the start of a long line is not scanned again.
+    bool may_end = pending_.empty() || std::memchr(input.data(), '\n', input.size()) != nullptr ||
+                   std::memchr(input.data(), '\r', input.size()) != nullptr;
     pending_.append(input);
-    read_lines(false, rows);
+    if (may_end)
+        read_lines(false, rows);
+    if (!done_ && pending_.size() > max_line_bytes_) {
+        line_number_++;
+        add_problem(CopyLineProblem::TooLong, rows);
+    }
 }
 
 void CopyTextReader::finish(CopyRows &rows) {

@@ -28,7 +28,8 @@ enum class CopyLineProblem : uint8_t {
     MarkerStyle,     // "end-of-copy marker does not match previous newline style"
     LineEncoding,    // the line as read is not UTF-8
     FieldEncoding,   // a field's escapes make it other than UTF-8
-    FieldCount,      // other than the expected number of fields (field_count)
+    FieldCount,      // other than the expected number of fields (detail)
+    TooLong,         // a line longer than the reader takes
 };
 
 // Rows of a COPY as the text of their fields, in input order.
@@ -83,7 +84,11 @@ class CopyRows {
 // end-of-data marker or a line with a problem, it reads nothing more.
 class CopyTextReader {
   public:
-    explicit CopyTextReader(size_t columns) : columns_(columns) {}
+    // PostgreSQL's reader holds a line in one allocation (1 GB at most).
+    static constexpr size_t kMaxLineBytes = (size_t{1} << 30) - 1;
+
+    explicit CopyTextReader(size_t columns, size_t max_line_bytes = kMaxLineBytes)
+        : columns_(columns), max_line_bytes_(max_line_bytes) {}
     size_t columns() const { return columns_; }
     // The lines `input` completes, added to `rows`.
     void read(std::string_view input, CopyRows &rows);
@@ -108,6 +113,7 @@ class CopyTextReader {
     void add_problem(CopyLineProblem problem, CopyRows &rows);
 
     size_t columns_;
+    size_t max_line_bytes_;
     std::string pending_;  // input not yet read as lines
     Eol eol_ = Eol::Unknown;
     uint64_t line_number_ = 0;

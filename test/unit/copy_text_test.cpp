@@ -125,6 +125,28 @@ TEST(CopyText, Encoding) {
     EXPECT_EQ(rows.problem_text(1), "A\xfe");
 }
 
+TEST(CopyText, LongLines) {
+    // A line fed a byte at a time is found once, where it ends.
+    CopyRows rows(1);
+    CopyTextReader reader(1);
+    std::string line(100000, 'x');
+    for (char c : line)
+        reader.read(std::string_view(&c, 1), rows);
+    reader.read("\n", rows);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows.field_length(0, 0), line.size());
+    // Past the reader's bound, a line is refused before it ends.
+    CopyRows bounded(1);
+    CopyTextReader small(1, 10);
+    small.read("short\n0123456789", bounded);
+    EXPECT_FALSE(small.done());
+    small.read("ab", bounded);
+    EXPECT_TRUE(small.done());
+    EXPECT_EQ(
+        describe(bounded),
+        (Rows{"1:short", "2:!" + std::to_string(static_cast<int>(CopyLineProblem::TooLong))}));
+}
+
 TEST(CopyText, ValidUtf8) {
     EXPECT_TRUE(valid_utf8("plain ascii text, long enough for words"));
     EXPECT_TRUE(

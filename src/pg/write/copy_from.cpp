@@ -387,6 +387,10 @@ void show_line(CopyFromState cstate, const tscoll::CopyRows &rows, size_t row) {
         ereport(ERROR,
                 (errcode(ERRCODE_BAD_COPY_FILE_FORMAT), errmsg("literal newline found in data"),
                  errhint("Use \"\\n\" to represent newline.")));
+    if (problem == CopyLineProblem::TooLong)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("COPY line is longer than %zu bytes",
+                               tscoll::CopyTextReader::kMaxLineBytes)));
     if (problem == CopyLineProblem::MarkerCorrupt)
         ereport(ERROR,
                 (errcode(ERRCODE_BAD_COPY_FILE_FORMAT), errmsg("end-of-copy marker corrupt")));
