@@ -138,7 +138,7 @@ DROP FUNCTION copy_outcome(text, text);
 DROP TABLE text_lines;
 SELECT tscoll.drop_collection('text_copy'), tscoll.drop_collection('text_insert');
 
--- Many rows: parsed on a second thread in batches (1 MiB of text) while the
+-- Many rows: parsed on a second thread in batches (384 KiB of text) while the
 -- backend stores them, the rows jsonb_in reads (\u escapes) among them.
 SELECT tscoll.create_collection('many_copy', 't', 'm');
 SELECT tscoll.create_collection('many_insert', 't', 'm');

@@ -221,8 +221,12 @@ bool next_row(const CopyInput &in, char ***fields) {
 // that the first batch starts early. Up to kReadAhead batches are in
 // flight, about as many rows as a flush of the batch holds: the parser
 // works through them while the backend writes buckets.
+// The text the parser reads itself comes in pieces of about as many rows
+// (TSBS's are 400 bytes): larger pieces put more prepared measurements in
+// flight, which outgrow the caches.
 constexpr size_t kParsedRows = 1024;
 constexpr size_t kParsedBytes = 1 << 20;
+constexpr size_t kTextBytes = 384 << 10;
 constexpr size_t kReadAhead = 32;
 
 // Reads rows for the parser, up to one batch. `ended` once the input has.
@@ -316,9 +320,9 @@ size_t read_input(CopyFromState cstate, char *into, size_t max) {
     return n;
 }
 
-// The next piece of the COPY's text, up to kParsedBytes.
+// The next piece of the COPY's text, up to kTextBytes.
 std::string read_text(const CopyInput &in, bool &ended) {
-    std::string text(kParsedBytes, '\0');
+    std::string text(kTextBytes, '\0');
     size_t n = 0;
     while (n < text.size()) {
         size_t got = tscoll::pg::pg_call(
@@ -338,7 +342,7 @@ std::string read_text(const CopyInput &in, bool &ended) {
 void skip_rest(const CopyInput &in) {
     if (in.cstate->copy_src != COPY_FRONTEND)
         return;
-    std::string rest(kParsedBytes, '\0');
+    std::string rest(kTextBytes, '\0');
     while (tscoll::pg::pg_call([&] { return read_input(in.cstate, rest.data(), rest.size()); }) > 0)
         continue;
 }
