@@ -1,10 +1,11 @@
-// Decoding speed of the bucket data codecs: buckets of 1,000 measurements
+// Speed of the bucket data codecs: buckets of 1,000 measurements
 // whose one field holds a kind of column (each picks its codec), decoded
 // again and again (and encoded again), as values per second and bytes per
 // value. Two decoders:
 // BucketData::decode builds every value (what SELECT * and tscoll.buckets()
 // pay); decode_float8 reads numbers as doubles (what aggregation and
-// filters on (doc->>'f')::float8 pay). Built by CMake (target codec_bench,
+// filters on (doc->>'f')::float8 pay). Then what the steps of writing a
+// tail and of a fold cost per measurement of TSBS rows. Built by CMake (target codec_bench,
 // Release); run build/codec/codec_bench.
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bucket.hpp"
 #include "core/bucket_data.hpp"
 #include "core/objectid.hpp"
 #include "core/value.hpp"
@@ -60,6 +62,64 @@ double rate(const std::function<size_t()> &decode) {
         best = std::max(best, static_cast<double>(values) / seconds);
     }
     return best;
+}
+
+// Microseconds per measurement of `work`, which handles n, at rate()'s best.
+double micros_per(size_t n, const std::function<void()> &work) {
+    return 1e6 / rate([&] {
+               work();
+               return n;
+           });
+}
+
+// TSBS cpu rows as a bucket holds them: time, _id and ten readings of
+// two decimals that walk.
+std::vector<Value> tsbs_measurements(int n) {
+    static const char *fields[] = {
+        "usage_user", "usage_system",  "usage_idle",  "usage_nice",  "usage_iowait",
+        "usage_irq",  "usage_softirq", "usage_steal", "usage_guest", "usage_guest_nice"};
+    std::mt19937_64 rng(7);
+    std::vector<double> readings(10, 50.0);
+    std::vector<Value> out;
+    for (int i = 0; i < n; i++) {
+        Value m = Value::object();
+        m.add("time", Value::date(int64_t{1451606400000000} + i * int64_t{10000000}));
+        m.add("_id", Value::objectid(ObjectId::generate(1451606400 + i * 10)));
+        for (int f = 0; f < 10; f++) {
+            readings[f] = std::min(100.0, std::max(0.0, readings[f] + (rng() % 201) / 100.0 - 1));
+            char text[32];
+            std::snprintf(text, sizeof text, "%.2f", readings[f]);
+            m.add(fields[f], Value::number(text));
+        }
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+// What writing a bucket of n TSBS rows costs per measurement, step by
+// step: a tail (n of 1 or 10) is appended and encoded; a fold decodes the
+// bucket, appends its tails, summarises the control and encodes it all.
+void fold_steps() {
+    std::printf("\n| TSBS rows | append | encode | decode | control | bytes/measurement |\n");
+    std::printf("|---|---|---|---|---|---|\n");
+    std::vector<Value> rows = tsbs_measurements(360);
+    for (size_t n : {size_t{1}, size_t{10}, size_t{150}, size_t{360}}) {
+        BucketData data;
+        for (size_t i = 0; i < n; i++)
+            data.append(rows[i], 200);
+        std::string bytes = data.encode();
+        Bucket bucket(ObjectId::generate(1451606400), 1451606400000000, "time", data);
+        double append = micros_per(n, [&] {
+            BucketData fresh;
+            for (size_t i = 0; i < n; i++)
+                fresh.append(rows[i], 200);
+        });
+        double encode = micros_per(n, [&] { data.encode(); });
+        double decode = micros_per(n, [&] { BucketData::decode(bytes); });
+        double control = micros_per(n, [&] { bucket.control(); });
+        std::printf("| %zu | %.2f us | %.2f us | %.2f us | %.2f us | %.1f |\n", n, append, encode,
+                    decode, control, static_cast<double>(bytes.size()) / n);
+    }
 }
 
 // A step of TSBS's cpu walk (normal, sigma 1, clamped to [0, 100]).
@@ -155,4 +215,5 @@ int main() {
         std::printf("| %s | %.2f | %.3g | %.3g | %.3g |\n", column.name, per_value, encode, full,
                     float8);
     }
+    fold_steps();
 }

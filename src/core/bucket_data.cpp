@@ -42,11 +42,15 @@ void BucketData::append(Value &&measurement, uint64_t bson_size) {
 }
 
 void BucketData::append(const BucketData &more) {
-    for (const BucketColumn &from : more.columns_) {
+    append(BucketData(more));
+}
+
+void BucketData::append(BucketData &&more) {
+    for (BucketColumn &from : more.columns_) {
         BucketColumn &c = column(from.name);
         for (size_t i = 0; i < from.positions.size(); i++) {
             c.positions.push_back(count_ + from.positions[i]);
-            c.values.push_back(from.values[i]);
+            c.values.push_back(std::move(from.values[i]));
         }
     }
     count_ += more.count_;
@@ -67,8 +71,8 @@ namespace {
 // varint steps, or the frame of reference, which packed steps must beat by
 // an eighth (any value of a frame reads alone, which a read of a few rows
 // uses).
-void write_decimals(Writer &w, const std::vector<double> &doubles, uint8_t scale) {
-    std::vector<int64_t> ks = codec::scaled_ks(doubles, scale);
+void write_decimals(Writer &w, const codec::DecimalKs &decimals) {
+    const std::vector<int64_t> &ks = decimals.ks;
     size_t deltas = codec::varint_deltas_size(ks);
     size_t frame_size = codec::packed_frame_size(ks);
     std::optional<std::string> steps = codec::packed_steps(ks);
@@ -76,14 +80,14 @@ void write_decimals(Writer &w, const std::vector<double> &doubles, uint8_t scale
     if (steps && steps->size() < deltas &&
         (!frame || steps->size() < frame_size - frame_size / 8)) {
         w.byte(static_cast<uint8_t>(Codec::PackedDecimalDeltas));
-        w.byte(scale);
+        w.byte(decimals.scale);
         w.bytes(*steps);
     } else if (frame) {
         w.byte(static_cast<uint8_t>(Codec::PackedDecimals));
-        codec::write_packed_decimals(w, doubles, scale);
+        codec::write_packed_decimals(w, decimals);
     } else {
         w.byte(static_cast<uint8_t>(Codec::Decimals));
-        codec::write_decimals(w, doubles, scale);
+        codec::write_decimals(w, decimals);
     }
 }
 
@@ -130,8 +134,8 @@ bool write_numbers(Writer &w, const std::vector<Value> &values) {
             w.byte(static_cast<uint8_t>(Codec::Integers));
             codec::write_integers(w, integers);
         }
-    } else if (std::optional<uint8_t> scale = codec::decimal_scale(doubles)) {
-        write_decimals(w, doubles, *scale);
+    } else if (std::optional<codec::DecimalKs> decimals = codec::decimal_ks(doubles)) {
+        write_decimals(w, *decimals);
     } else {
         w.byte(static_cast<uint8_t>(Codec::Xor));
         codec::write_xor(w, doubles);

@@ -107,6 +107,8 @@ class BucketData {
     void append(Value &&measurement, uint64_t bson_size);
     // Adds `more`'s measurements after these, as if appended one by one.
     void append(const BucketData &more);
+    // The same, taking `more`'s values.
+    void append(BucketData &&more);
     // Every measurement rebuilt as an object, fields in column order.
     std::vector<Value> measurements() const;
 

@@ -94,24 +94,28 @@ std::optional<int64_t> scaled(double d, uint8_t scale) {
 
 }  // namespace
 
-std::optional<uint8_t> decimal_scale(const std::vector<double> &doubles) {
+std::optional<DecimalKs> decimal_ks(const std::vector<double> &doubles) {
     uint8_t scale = 0;
     for (double d : doubles)
         while (!scaled(d, scale))
             if (++scale > kMaxScale)
                 return std::nullopt;
     // A larger scale suits every value a smaller one did, but check it.
-    for (double d : doubles)
-        if (!scaled(d, scale))
+    DecimalKs out{scale, {}};
+    out.ks.reserve(doubles.size());
+    for (double d : doubles) {
+        std::optional<int64_t> k = scaled(d, scale);
+        if (!k)
             return std::nullopt;
-    return scale;
+        out.ks.push_back(*k);
+    }
+    return out;
 }
 
-void write_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
-    w.byte(scale);
+void write_decimals(ByteWriter &w, const DecimalKs &decimals) {
+    w.byte(decimals.scale);
     int64_t previous = 0;
-    for (double d : doubles) {
-        int64_t k = *scaled(d, scale);
+    for (int64_t k : decimals.ks) {
         w.varint(zigzag(k - previous));
         previous = k;
     }
@@ -136,14 +140,6 @@ namespace {
 constexpr unsigned kMaxPackedWidth = 55;  // |k| <= 2^53, so k - least <= 2^54
 
 }  // namespace
-
-std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale) {
-    std::vector<int64_t> ks;
-    ks.reserve(doubles.size());
-    for (double d : doubles)
-        ks.push_back(*scaled(d, scale));
-    return ks;
-}
 
 namespace {
 
@@ -170,20 +166,25 @@ size_t packed_frame_size(const std::vector<int64_t> &ks) {
     return varint_size(zigzag(frame.base)) + 1 + (ks.size() * frame.width + 7) / 8;
 }
 
-void write_packed_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale) {
-    std::vector<int64_t> ks = scaled_ks(doubles, scale);
+void write_packed_decimals(ByteWriter &w, const DecimalKs &decimals) {
+    const std::vector<int64_t> &ks = decimals.ks;
     Frame frame = frame_of(ks);
-    w.byte(scale);
+    w.byte(decimals.scale);
     w.varint(zigzag(frame.base));
     w.byte(static_cast<uint8_t>(frame.width));
-    std::string bits((ks.size() * frame.width + 7) / 8, '\0');
-    uint64_t bit = 0;
+    // Offsets of at most 55 bits, gathered in a word and written a byte
+    // at a time, least significant bit first.
+    std::string bits;
+    bits.reserve((ks.size() * frame.width + 7) / 8);
+    unsigned __int128 pending = 0;
+    unsigned filled = 0;
     for (int64_t k : ks) {
-        uint64_t offset = static_cast<uint64_t>(k - frame.base);
-        for (unsigned b = 0; b < frame.width; b++, bit++)
-            if (offset >> b & 1)
-                bits[bit / 8] = static_cast<char>(bits[bit / 8] | 1 << (bit % 8));
+        pending |= static_cast<unsigned __int128>(static_cast<uint64_t>(k - frame.base)) << filled;
+        for (filled += frame.width; filled >= 8; filled -= 8, pending >>= 8)
+            bits.push_back(static_cast<char>(static_cast<uint8_t>(pending)));
     }
+    if (filled > 0)
+        bits.push_back(static_cast<char>(static_cast<uint8_t>(pending)));
     w.bytes(bits);
 }
 

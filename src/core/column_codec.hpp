@@ -38,9 +38,13 @@ void read_integers(ByteReader &r, uint64_t n, std::vector<int64_t> &out);
 
 // Doubles that are all k / 10^scale for integers k (readings kept to a few
 // decimals): the scale, then the deltas of k as zigzag varints. The
-// smallest such scale, if any.
-std::optional<uint8_t> decimal_scale(const std::vector<double> &doubles);
-void write_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
+// smallest such scale, if any, with each value's k.
+struct DecimalKs {
+    uint8_t scale = 0;
+    std::vector<int64_t> ks;
+};
+std::optional<DecimalKs> decimal_ks(const std::vector<double> &doubles);
+void write_decimals(ByteWriter &w, const DecimalKs &decimals);
 void read_decimals(ByteReader &r, uint64_t n, std::vector<double> &out);
 
 // The same doubles as frame of reference: the least k, then each k minus it
@@ -73,11 +77,10 @@ class PackedDecimals {
 // The size of the frame of reference for ks, the decimals' k (less the
 // scale byte, as for the sizes below).
 size_t packed_frame_size(const std::vector<int64_t> &ks);
-void write_packed_decimals(ByteWriter &w, const std::vector<double> &doubles, uint8_t scale);
+void write_packed_decimals(ByteWriter &w, const DecimalKs &decimals);
 PackedDecimals read_packed_decimals(ByteReader &r, uint64_t n);
 
 // Decimals as packed steps: the scale, then packed_steps of their k.
-std::vector<int64_t> scaled_ks(const std::vector<double> &doubles, uint8_t scale);
 void read_packed_decimal_deltas(ByteReader &r, uint64_t n, std::vector<double> &out);
 // The size of the varint deltas write_integers (and write_decimals, less
 // its scale byte) writes for ks.
