@@ -17,6 +17,7 @@
 
 #include "core/bucket.hpp"
 #include "core/bucket_data.hpp"
+#include "core/bucket_fold.hpp"
 #include "core/objectid.hpp"
 #include "core/value.hpp"
 
@@ -98,10 +99,13 @@ std::vector<Value> tsbs_measurements(int n) {
 
 // What writing a bucket of n TSBS rows costs per measurement, step by
 // step: a tail (n of 1 or 10) is appended and encoded; a fold decodes the
-// bucket, appends its tails, summarises the control and encodes it all.
+// bucket, appends its tails, summarises the control and encodes it all,
+// or, typed, reads the codecs' numbers and writes them again.
 void fold_steps() {
-    std::printf("\n| TSBS rows | append | encode | decode | control | bytes/measurement |\n");
-    std::printf("|---|---|---|---|---|---|\n");
+    std::printf(
+        "\n| TSBS rows | append | encode | decode | control | typed fold | "
+        "bytes/measurement |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
     std::vector<Value> rows = tsbs_measurements(360);
     for (size_t n : {size_t{1}, size_t{10}, size_t{150}, size_t{360}}) {
         BucketData data;
@@ -117,8 +121,12 @@ void fold_steps() {
         double encode = micros_per(n, [&] { data.encode(); });
         double decode = micros_per(n, [&] { BucketData::decode(bytes); });
         double control = micros_per(n, [&] { bucket.control(); });
-        std::printf("| %zu | %.2f us | %.2f us | %.2f us | %.2f us | %.1f |\n", n, append, encode,
-                    decode, control, static_cast<double>(bytes.size()) / n);
+        // The same bucket written again from its bytes (bucket_fold.hpp).
+        std::vector<std::string_view> stored{bytes};
+        double typed = micros_per(
+            n, [&] { fold_typed(stored, BucketData(), 1451606400000000, "time", false); });
+        std::printf("| %zu | %.2f us | %.2f us | %.2f us | %.2f us | %.2f us | %.1f |\n", n, append,
+                    encode, decode, control, typed, static_cast<double>(bytes.size()) / n);
     }
 }
 

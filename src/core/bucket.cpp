@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/bucket_fold.hpp"
 #include "core/compare.hpp"
 #include "core/error.hpp"
 
@@ -99,6 +100,10 @@ void Bucket::pack() {
 std::string Bucket::encode() const {
     if (packed_.empty())
         return data_.encode();
+    std::vector<std::string_view> runs(packed_.begin(), packed_.end());
+    if (std::optional<FoldedBucket> folded =
+            fold_typed(runs, data_, state_.min_time(), time_field_, state_.full()))
+        return std::move(folded->data);
     BucketData whole = BucketData::decode(packed_.front());
     for (size_t i = 1; i < packed_.size(); i++)
         whole.append(BucketData::decode(packed_[i]));

@@ -1,5 +1,6 @@
 #include "core/bucket_bytes.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -92,13 +93,20 @@ std::optional<DisplayScales> DisplayScales::of(const std::vector<Value> &values,
         first++;
     if (first == values.size())
         return std::nullopt;
-    // Each number's (display scale, read-back scale).
     std::vector<std::pair<int64_t, int64_t>> scales(values.size());
     for (size_t i = 0; i < values.size(); i++) {
         const std::string &text = values[i].as_number().text;
         int64_t scale = display_scale(text);
         scales[i] = {scale, may_keep_zeros(text) ? read_back_scale(text, exact[i]) : scale};
     }
+    return of(scales);
+}
+
+std::optional<DisplayScales> DisplayScales::of(
+    const std::vector<std::pair<int64_t, int64_t>> &scales) {
+    if (std::all_of(scales.begin(), scales.end(),
+                    [](const auto &s) { return s.first == s.second; }))
+        return std::nullopt;
     // The common scale that leaves the fewest others: one of those kept.
     auto others_with = [&](int64_t common) {
         size_t n = 0;
@@ -152,8 +160,6 @@ DisplayScales DisplayScales::read(ByteReader &r, uint64_t n) {
     return result;
 }
 
-namespace {
-
 // with_display_scale for the texts a bucket's numbers read back as
 // (canonical: no leading zeros), the zeros appended in place where the
 // text has no exponent.
@@ -168,8 +174,6 @@ std::string with_scale(const std::string &text, int64_t scale) {
     scaled.append(static_cast<size_t>(scale - has), '0');
     return scaled;
 }
-
-}  // namespace
 
 void DisplayScales::apply(uint64_t index, Value &v, size_t &next_other) const {
     if (!v.is(Value::Kind::Number))

@@ -71,6 +71,10 @@ int64_t read_back_scale(std::string_view text, const ExactNumber &exact);
 // value needs: only a text whose fraction ends in 0, or with an exponent.
 bool may_keep_zeros(std::string_view text);
 
+// A number's text as a bucket reads it back (canonical), with `scale`
+// digits after the point, no fewer than it has.
+std::string with_scale(const std::string &text, int64_t scale);
+
 // Codec::Scaled's payload: the display scale of number i is its entry in
 // `others`, else the larger of `common` and the one it reads back with.
 struct DisplayScales {
@@ -81,6 +85,8 @@ struct DisplayScales {
     // or double); nullopt when every one reads back with its own.
     static std::optional<DisplayScales> of(const std::vector<Value> &values,
                                            const std::vector<ExactNumber> &exact);
+    // The same from each number's (display scale, scale it reads back with).
+    static std::optional<DisplayScales> of(const std::vector<std::pair<int64_t, int64_t>> &scales);
     void write(ByteWriter &w) const;
     static DisplayScales read(ByteReader &r, uint64_t n);
     // Number `index`, read back as `v`, with its display scale.
@@ -122,6 +128,34 @@ class Reader : public ByteReader {
 Value integer_value(int64_t i);
 // A number read as a double: jsonb prints -0 as 0, so float8 reads it as 0.
 Value double_value(double d);
+
+// The writers of a column's block, which BucketData::encode and the typed
+// fold (bucket_fold.hpp) share, so that both write the same bytes.
+// Numbers: integers, or doubles exact as their texts, as the codecs take them.
+struct NumberColumn {
+    std::vector<int64_t> integers;  // every number's, while all_integers
+    std::vector<double> doubles;
+    bool all_integers = true;
+    bool all_doubles = true;  // every integer within 2^53
+    void add_integer(int64_t i);
+    void add_real(double d);
+};
+// After `scales` when there are any; false, having written nothing, when
+// the numbers are neither all integers nor all doubles (tagged then).
+bool write_number_column(Writer &w, const NumberColumn &numbers,
+                         const std::optional<DisplayScales> &scales);
+void write_date_column(Writer &w, const std::vector<int64_t> &dates);
+void write_objectid_column(Writer &w, const std::vector<ObjectId> &ids);
+// A sparse column's positions (none for a dense one).
+void write_positions(Writer &w, const std::vector<uint32_t> &positions, uint32_t count);
+struct ColumnBlock {
+    std::string_view name;
+    uint64_t n;  // values
+    std::string block;
+};
+// Version 2 bucket data: the header, the columns, the checksum.
+std::string write_bucket(uint32_t count, uint64_t size, bool full,
+                         const std::vector<ColumnBlock> &columns);
 
 // The bucket's body after its checksum and header are checked, positioned
 // at the first column.

@@ -65,6 +65,8 @@ std::vector<Value> BucketData::measurements() const {
     return out;
 }
 
+namespace bucket_bytes {
+
 namespace {
 
 // Decimals k / 10^scale in the smallest of their codecs: packed steps,
@@ -91,56 +93,127 @@ void write_decimals(Writer &w, const codec::DecimalKs &decimals) {
     }
 }
 
-// A column of numbers in a typed codec: integers when all are, doubles when
-// all are exact as doubles; after their display scales, when a text keeps
-// zeros its value does not need. False, having written nothing, otherwise.
-bool write_numbers(Writer &w, const std::vector<Value> &values) {
-    std::vector<int64_t> integers;
-    std::vector<double> doubles;
-    std::vector<ExactNumber> exacts;
-    bool all_integers = true;
-    bool all_doubles = true;
-    for (const Value &v : values) {
-        if (!v.is(Value::Kind::Number))
-            return false;
-        const ExactNumber &exact = exacts.emplace_back(v.as_number().exact());
-        if (exact.integer) {
-            integers.push_back(*exact.integer);
-            doubles.push_back(static_cast<double>(*exact.integer));
-            // The integer itself, not its double: 2^53 + 1 rounds to 2^53.
-            constexpr int64_t kExact = int64_t{1} << 53;
-            all_doubles = all_doubles && *exact.integer >= -kExact && *exact.integer <= kExact;
-        } else if (exact.real) {
-            all_integers = false;
-            doubles.push_back(*exact.real);
-        } else {
-            return false;
-        }
-    }
-    if (!all_integers && !all_doubles)
+}  // namespace
+
+void NumberColumn::add_integer(int64_t i) {
+    integers.push_back(i);
+    doubles.push_back(static_cast<double>(i));
+    // The integer itself, not its double: 2^53 + 1 rounds to 2^53.
+    constexpr int64_t kExact = int64_t{1} << 53;
+    all_doubles = all_doubles && i >= -kExact && i <= kExact;
+}
+
+void NumberColumn::add_real(double d) {
+    all_integers = false;
+    doubles.push_back(d);
+}
+
+bool write_number_column(Writer &w, const NumberColumn &numbers,
+                         const std::optional<DisplayScales> &scales) {
+    if (!numbers.all_integers && !numbers.all_doubles)
         return false;
-    // (An integer among doubles reads back as a double, with scale 0 all the same.)
-    if (std::optional<DisplayScales> scales = DisplayScales::of(values, exacts)) {
+    if (scales) {
         w.byte(static_cast<uint8_t>(Codec::Scaled));
         scales->write(w);
     }
-    if (all_integers) {
+    if (numbers.all_integers) {
         // Packed steps where they are smaller than varint steps.
-        std::optional<std::string> packed = codec::packed_steps(integers);
-        if (packed && packed->size() < codec::varint_deltas_size(integers)) {
+        std::optional<std::string> packed = codec::packed_steps(numbers.integers);
+        if (packed && packed->size() < codec::varint_deltas_size(numbers.integers)) {
             w.byte(static_cast<uint8_t>(Codec::PackedIntegerDeltas));
             w.bytes(*packed);
         } else {
             w.byte(static_cast<uint8_t>(Codec::Integers));
-            codec::write_integers(w, integers);
+            codec::write_integers(w, numbers.integers);
         }
-    } else if (std::optional<codec::DecimalKs> decimals = codec::decimal_ks(doubles)) {
+    } else if (std::optional<codec::DecimalKs> decimals = codec::decimal_ks(numbers.doubles)) {
         write_decimals(w, *decimals);
     } else {
         w.byte(static_cast<uint8_t>(Codec::Xor));
-        codec::write_xor(w, doubles);
+        codec::write_xor(w, numbers.doubles);
     }
     return true;
+}
+
+void write_date_column(Writer &w, const std::vector<int64_t> &dates) {
+    std::optional<std::string> packed = codec::packed_dates(dates);
+    if (packed && packed->size() < codec::dates_size(dates)) {
+        w.byte(static_cast<uint8_t>(Codec::PackedDates));
+        w.bytes(*packed);
+    } else {
+        w.byte(static_cast<uint8_t>(Codec::Dates));
+        codec::write_dates(w, dates);
+    }
+}
+
+void write_objectid_column(Writer &w, const std::vector<ObjectId> &ids) {
+    ByteWriter deltas;
+    codec::write_objectids(deltas, ids);
+    std::string bytes = deltas.take();
+    std::optional<std::string> packed = codec::packed_objectids(ids);
+    if (packed && packed->size() < bytes.size()) {
+        w.byte(static_cast<uint8_t>(Codec::PackedObjectIds));
+        w.bytes(*packed);
+    } else {
+        w.byte(static_cast<uint8_t>(Codec::ObjectIds));
+        w.bytes(bytes);
+    }
+}
+
+void write_positions(Writer &w, const std::vector<uint32_t> &positions, uint32_t count) {
+    if (positions.size() == count)
+        return;
+    int64_t previous = -1;
+    for (uint32_t position : positions) {
+        w.varint(static_cast<uint64_t>(position - previous - 1));
+        previous = position;
+    }
+}
+
+std::string write_bucket(uint32_t count, uint64_t size, bool full,
+                         const std::vector<ColumnBlock> &columns) {
+    Writer w;
+    w.bytes(std::string_view(kMagic, sizeof kMagic));
+    w.byte(BucketData::kFormatVersion | (full ? kFullFlag : 0));
+    w.varint(count);
+    w.varint(size);
+    w.varint(columns.size());
+    for (const ColumnBlock &c : columns) {
+        w.text(c.name);
+        w.varint(c.n);
+        w.text(c.block);
+    }
+    uint32_t checksum = crc32c(w.buffer());
+    for (int i = 0; i < 4; i++)
+        w.byte(static_cast<uint8_t>(checksum >> (8 * i)));
+    return w.take();
+}
+
+}  // namespace bucket_bytes
+
+namespace {
+
+// A column of numbers in a typed codec: integers when all are, doubles when
+// all are exact as doubles; after their display scales, when a text keeps
+// zeros its value does not need. False, having written nothing, otherwise.
+bool write_numbers(Writer &w, const std::vector<Value> &values) {
+    NumberColumn numbers;
+    std::vector<ExactNumber> exacts;
+    for (const Value &v : values) {
+        if (!v.is(Value::Kind::Number))
+            return false;
+        const ExactNumber &exact = exacts.emplace_back(v.as_number().exact());
+        if (exact.integer)
+            numbers.add_integer(*exact.integer);
+        else if (exact.real)
+            numbers.add_real(*exact.real);
+        else
+            return false;
+    }
+    if (!numbers.all_integers && !numbers.all_doubles)
+        return false;
+    // (An integer among doubles reads back as a double, with scale 0 all the same.)
+    return write_number_column(w, numbers, DisplayScales::of(values, exacts));
 }
 
 template <typename T, typename Get>
@@ -158,30 +231,13 @@ void write_values(Writer &w, const std::vector<Value> &values) {
     auto dates =
         all_of_kind<int64_t>(values, Value::Kind::Date, [](const Value &v) { return v.as_date(); });
     if (!values.empty() && dates.size() == values.size()) {
-        std::optional<std::string> packed = codec::packed_dates(dates);
-        if (packed && packed->size() < codec::dates_size(dates)) {
-            w.byte(static_cast<uint8_t>(Codec::PackedDates));
-            w.bytes(*packed);
-        } else {
-            w.byte(static_cast<uint8_t>(Codec::Dates));
-            codec::write_dates(w, dates);
-        }
+        write_date_column(w, dates);
         return;
     }
     auto ids = all_of_kind<ObjectId>(values, Value::Kind::ObjectId,
                                      [](const Value &v) { return v.as_objectid(); });
     if (!values.empty() && ids.size() == values.size()) {
-        ByteWriter deltas;
-        codec::write_objectids(deltas, ids);
-        std::string bytes = deltas.take();
-        std::optional<std::string> packed = codec::packed_objectids(ids);
-        if (packed && packed->size() < bytes.size()) {
-            w.byte(static_cast<uint8_t>(Codec::PackedObjectIds));
-            w.bytes(*packed);
-        } else {
-            w.byte(static_cast<uint8_t>(Codec::ObjectIds));
-            w.bytes(bytes);
-        }
+        write_objectid_column(w, ids);
         return;
     }
     if (write_numbers(w, values))
@@ -196,13 +252,7 @@ void write_values(Writer &w, const std::vector<Value> &values) {
 // then its values.
 std::string encode_column(const BucketColumn &c, uint32_t count) {
     Writer w;
-    if (c.positions.size() < count) {
-        int64_t previous = -1;
-        for (uint32_t position : c.positions) {
-            w.varint(static_cast<uint64_t>(position - previous - 1));
-            previous = position;
-        }
-    }
+    write_positions(w, c.positions, count);
     write_values(w, c.values);
     return w.take();
 }
@@ -233,21 +283,11 @@ void read_v1_values(Reader &r, uint64_t n, uint32_t count, std::string_view name
 }  // namespace
 
 std::string BucketData::encode() const {
-    Writer w;
-    w.bytes(std::string_view(kMagic, sizeof kMagic));
-    w.byte(kFormatVersion | (full_ ? kFullFlag : 0));
-    w.varint(count_);
-    w.varint(size_);
-    w.varint(columns_.size());
-    for (const BucketColumn &c : columns_) {
-        w.text(c.name);
-        w.varint(c.positions.size());
-        w.text(encode_column(c, count_));
-    }
-    uint32_t checksum = crc32c(w.buffer());
-    for (int i = 0; i < 4; i++)
-        w.byte(static_cast<uint8_t>(checksum >> (8 * i)));
-    return w.take();
+    std::vector<ColumnBlock> blocks;
+    blocks.reserve(columns_.size());
+    for (const BucketColumn &c : columns_)
+        blocks.push_back({c.name, c.positions.size(), encode_column(c, count_)});
+    return write_bucket(count_, size_, full_, blocks);
 }
 
 BucketData BucketData::decode(std::string_view bytes) {

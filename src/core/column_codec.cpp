@@ -94,6 +94,10 @@ std::optional<int64_t> scaled(double d, uint8_t scale) {
 
 }  // namespace
 
+double power_of_ten(uint8_t scale) {
+    return kPowersOfTen[scale];
+}
+
 std::optional<DecimalKs> decimal_ks(const std::vector<double> &doubles) {
     uint8_t scale = 0;
     for (double d : doubles)

@@ -44,6 +44,8 @@ struct DecimalKs {
     std::vector<int64_t> ks;
 };
 std::optional<DecimalKs> decimal_ks(const std::vector<double> &doubles);
+// 10^scale, scale at most 18 (the largest decimal scale).
+double power_of_ten(uint8_t scale);
 void write_decimals(ByteWriter &w, const DecimalKs &decimals);
 void read_decimals(ByteReader &r, uint64_t n, std::vector<double> &out);
 

@@ -454,6 +454,27 @@ TEST(Bucketing, PackedBucketEncodesTheSame) {
     EXPECT_EQ(BucketData::decode(packed.encode()).measurements().size(), 22u);
 }
 
+// The same with numbers only, which Bucket::encode writes from the packed
+// runs' codecs (core/bucket_fold.hpp) rather than from values.
+TEST(Bucketing, PackedBucketOfNumbersEncodesTheSame) {
+    Bucket whole(ObjectId{}, 0, "t"), packed(ObjectId{}, 0, "t");
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 7; i++) {
+            int64_t second = round * 7 + i;
+            Value x = Value::number(std::to_string(second % 5) + (round == 1 ? ".50" : ".25"));
+            Measurement m = at(second, obj({{"x", x}, {"n", Value::number(second * 1000)}}));
+            whole.append(m);
+            packed.append(m);
+        }
+        packed.pack();
+    }
+    for (Bucket *b : {&packed, &whole})
+        b->append(at(30, obj({{"x", num("-7")}, {"late", num("2.50")}})));
+    EXPECT_EQ(packed.encode(), whole.encode());
+    EXPECT_EQ(compare_values(packed.control(), whole.control()), 0);
+    EXPECT_GT(packed.packed_bytes(), 0u);
+}
+
 TEST(Bucketing, ReloadedBucketDecidesTheSame) {
     BucketingLimits limits;
     Bucket b(ObjectId{}, 0, "t");

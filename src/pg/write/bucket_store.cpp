@@ -1,5 +1,7 @@
 #include "pg/write/bucket_store.hpp"
 
+#include "core/bucket_fold.hpp"
+
 extern "C" {
 #include "catalog/pg_type_d.h"
 #include "common/hashfn.h"
@@ -441,11 +443,11 @@ std::optional<StoredBucket> BucketStore::load(
     }
     // The bucket's lock keeps other writers from its tails, so they are
     // read without locks of their own (which would cost a WAL record per
-    // tail and append); a fold locks them (load_data). Only the tails
+    // tail and append); a fold locks them (load_stored). Only the tails
     // appended since the state was cached are read: the others can only
     // have lost measurements since (DELETE, TTL, a meta update moving them
     // away), which leaves the state counting more than there is, never
-    // less, and load_data finds out.
+    // less, and load_stored finds out.
     const char *tails =
         "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text || xmin FROM ";
     bool current = fresh ? count_all_tails(stored, known)
@@ -470,7 +472,8 @@ std::optional<StoredBucket> BucketStore::load(
     return stored;
 }
 
-std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jsonb *meta) {
+std::optional<std::vector<std::string>> BucketStore::load_stored(const StoredBucket &stored,
+                                                                 Jsonb *meta) {
     const ObjectId &id = stored.id;
     UnixMicros min_time = stored.state.min_time();
     if (stored.tails > 0) {
@@ -498,43 +501,62 @@ std::optional<BucketData> BucketStore::load_data(const StoredBucket &stored, Jso
     if (run(query.c_str(), 2, types, values, nullptr, 1) != 1)
         throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
     bool isnull = false;
-    BucketData data =
-        decode_stored(id, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    std::vector<std::string> pieces;
+    pieces.push_back(
+        stored_data(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
     if (stored.tails == 0)
-        return data;
+        return pieces;
     uint64 n = run_tails("SELECT data, (control->'tail'->>'seq')::int8 AS seq FROM ",
                          " ORDER BY seq", id, min_time, meta, 1);
     for (uint64 i = 0; i < n; i++)
-        data.append(decode_stored(
-            id, SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
-    return data;
+        pieces.push_back(
+            stored_data(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
+    return pieces;
 }
 
-namespace {
-
-// Stored data read by `read`, its errors naming the collection too.
-template <typename Read>
-auto read_stored(const std::string &collection, const ObjectId &id, Datum data, Read read) {
+std::string BucketStore::stored_data(Datum data) const {
     bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
+    return std::string(bytes_of(raw));
+}
+
+void BucketStore::rewrite(const StoredBucket &stored, const std::vector<std::string> &pieces,
+                          const BucketData &appended, bool full, Jsonb *meta) {
+    const ObjectId &id = stored.id;
+    UnixMicros start = stored.state.min_time();
+    std::vector<std::string_view> views(pieces.begin(), pieces.end());
+    std::optional<FoldedBucket> folded = naming_stored(
+        id, [&] { return fold_typed(views, appended, start, info_.time_field, full); });
+    if (folded) {
+        BucketState state(start);
+        state.add(naming_stored(id, [&] { return BucketData::outline(folded->data); }));
+        write_row(id, folded->data, folded->control, state, stored, meta);
+        return;
+    }
+    BucketData data = naming_stored(id, [&] { return BucketData::decode(views[0]); });
+    for (size_t i = 1; i < views.size(); i++)
+        data.append(naming_stored(id, [&] { return BucketData::decode(views[i]); }));
+    data.append(appended);
+    Bucket bucket(id, start, info_.time_field, std::move(data));
+    if (full)
+        bucket.mark_full();
+    write_row(id, bucket.encode(), bucket.control(), bucket.state(), stored, meta);
+}
+
+// Runs `read` of stored data, its errors naming the bucket and the
+// collection.
+template <typename Read>
+auto BucketStore::naming_stored(const ObjectId &id, Read read) const -> decltype(read()) {
     try {
-        return read(raw);
+        return naming_bucket(id, read);
     } catch (const Error &e) {
         throw Error(e.code(), e.what(),
-                    "Bucket " + id.to_hex() + " of collection " + collection + ".");
+                    "Bucket " + id.to_hex() + " of collection " + info_.view_name + ".");
     }
 }
 
-}  // namespace
-
-BucketData BucketStore::decode_stored(const ObjectId &id, Datum data) const {
-    return read_stored(info_.view_name, id, data,
-                       [&](bytea *raw) { return decode_bucket(id, raw); });
-}
-
 BucketOutline BucketStore::outline_stored(const ObjectId &id, Datum data) const {
-    return read_stored(info_.view_name, id, data, [&](bytea *raw) {
-        return naming_bucket(id, [&] { return BucketData::outline(bytes_of(raw)); });
-    });
+    bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
+    return naming_stored(id, [&] { return BucketData::outline(bytes_of(raw)); });
 }
 
 // Runs `select` over the tails of bucket `id`, then `rest`. An index on
@@ -941,25 +963,24 @@ void BucketStore::remember_new_row(StoredBucket &cached, std::string version) {
     cache(info_.bucket_table, cached);
 }
 
-void BucketStore::update(const Bucket &bucket, const StoredBucket &stored, Jsonb *meta) {
+void BucketStore::write_row(const ObjectId &id, const std::string &data, const Value &control,
+                            const BucketState &state, const StoredBucket &stored, Jsonb *meta) {
     note_replaced_row(stored.row);
     std::string query = "UPDATE " + info_.bucket_name +
                         " SET control = $2, data = $3 WHERE _id = $1" + shard_condition(4) +
                         " RETURNING ctid, xmin";
-    std::string data = bucket.encode();
     Oid types[] = {objectid_type(), JSONBOID, BYTEAOID, INT4OID};
-    Datum values[] = {objectid_datum(bucket.id(), row_context_),
-                      PointerGetDatum(control_jsonb(bucket.control(), row_context_)),
-                      bytea_datum(data, row_context_), Int32GetDatum(bucket.id().series_hash())};
+    Datum values[] = {objectid_datum(id, row_context_),
+                      PointerGetDatum(control_jsonb(control, row_context_)),
+                      bytea_datum(data, row_context_), Int32GetDatum(id.series_hash())};
     if (write(query.c_str(), 4, types, values, nullptr) != 1)
-        throw Error(ErrorCode::Internal,
-                    "bucket " + bucket.id().to_hex() + " vanished while locked");
-    StoredBucket cached{bucket.id(), bucket.state()};
+        throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
+    StoredBucket cached{id, state};
     cached.stored_bytes = data.size();
     cached.row = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
     MemoryContextReset(row_context_);
     if (stored.tails > 0)
-        delete_folded_tails(bucket, stored.tails, meta);
+        delete_folded_tails(id, state.min_time(), stored.tails, meta);
     cache(info_.bucket_table, cached);
 }
 
@@ -985,10 +1006,11 @@ void BucketStore::note_replaced_row(const std::string &row) {
 // that read the tail before the fold committed, and waited for it, then
 // fails with a serialization failure (40001) to be retried, rather than
 // skip the tail and leave its measurements, now in the bucket row, alone.
-void BucketStore::delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta) {
-    if (run_tails("SELECT ctid FROM ", "", bucket.id(), bucket.min_time(), meta, 1) != tails)
+void BucketStore::delete_folded_tails(const ObjectId &id, UnixMicros start, uint32_t tails,
+                                      Jsonb *meta) {
+    if (run_tails("SELECT ctid FROM ", "", id, start, meta, 1) != tails)
         throw Error(ErrorCode::Internal,
-                    "a tail of bucket " + bucket.id().to_hex() + " changed while locked");
+                    "a tail of bucket " + id.to_hex() + " changed while locked");
     std::vector<ItemPointerData> rows(tails);
     for (uint32_t i = 0; i < tails; i++) {
         bool isnull = false;
@@ -1003,7 +1025,7 @@ void BucketStore::delete_folded_tails(const Bucket &bucket, uint32_t tails, Json
         ~NotCounted() { counted_modification = saved; }
     } not_counted;
     if (info_.distributed()) {
-        delete_shard_rows(bucket.id().series_hash(), rows);
+        delete_shard_rows(id.series_hash(), rows);
         return;
     }
     pg_call([&] {

@@ -110,13 +110,16 @@ class BucketStore {
     void insert(const Bucket &bucket, Jsonb *meta);
     // The same, with the bucket encoded already (encode_threads.hpp).
     void insert(const Bucket &bucket, Jsonb *meta, EncodedBucket encoded);
-    // The measurements of a loaded bucket and its tails, the tails locked
-    // for a fold; nullopt when a tail is locked by another transaction or
-    // changed since load().
-    std::optional<BucketData> load_data(const StoredBucket &stored, Jsonb *meta);
-    // Writes the bucket's row again, the tails of `stored` (locked) folded
-    // into it.
-    void update(const Bucket &bucket, const StoredBucket &stored, Jsonb *meta);
+    // The stored data of a loaded bucket and of its tails, in order, the
+    // tails locked for a fold; nullopt when a tail is locked by another
+    // transaction or changed since load().
+    std::optional<std::vector<std::string>> load_stored(const StoredBucket &stored, Jsonb *meta);
+    // Writes the bucket's row again: its data and its tails' (`pieces`, as
+    // load_stored gave them) with `appended` after them, full when `full`
+    // or already, the tails deleted. Typed where the columns allow
+    // (core/bucket_fold.hpp), through values otherwise: the same bytes.
+    void rewrite(const StoredBucket &stored, const std::vector<std::string> &pieces,
+                 const BucketData &appended, bool full, Jsonb *meta);
     // Appends `data` to the stored bucket `bucket` as its tail `ref.seq`.
     // `appended` is the bucket as the tail leaves it (its state with the
     // tail's measurements), for the session's cache.
@@ -144,10 +147,14 @@ class BucketStore {
     };
     std::optional<LockedRow> lock_row(const ObjectId &id, Jsonb *meta);
     void note_replaced_row(const std::string &row);
-    void delete_folded_tails(const Bucket &bucket, uint32_t tails, Jsonb *meta);
+    void delete_folded_tails(const ObjectId &id, UnixMicros start, uint32_t tails, Jsonb *meta);
+    void write_row(const ObjectId &id, const std::string &data, const Value &control,
+                   const BucketState &state, const StoredBucket &stored, Jsonb *meta);
+    std::string stored_data(Datum data) const;
+    template <typename Read>
+    auto naming_stored(const ObjectId &id, Read read) const -> decltype(read());
     void delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows);
     std::string shard_condition(int param) const;
-    BucketData decode_stored(const ObjectId &id, Datum data) const;
     // Enough of it for the bucket's state (BucketData::outline).
     BucketOutline outline_stored(const ObjectId &id, Datum data) const;
     uint64 run_tails(const char *select, const char *rest, const ObjectId &id, UnixMicros min_time,

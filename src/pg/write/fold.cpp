@@ -59,13 +59,10 @@ TSCOLL_FUNCTION(tscoll_fold_tails) {
             store.load(id, meta, [] { return tscoll::pg::catalog::OpenSummary{}; });
         if (!stored || stored->tails == 0)
             continue;
-        std::optional<tscoll::BucketData> data = store.load_data(*stored, meta);
-        if (!data)
+        std::optional<std::vector<std::string>> pieces = store.load_stored(*stored, meta);
+        if (!pieces)
             continue;
-        tscoll::Bucket bucket(id, stored->state.min_time(), info.time_field, std::move(*data));
-        if (stored->state.full())
-            bucket.mark_full();
-        store.update(bucket, *stored, meta);
+        store.rewrite(*stored, *pieces, tscoll::BucketData(), stored->state.full(), meta);
         folded++;
     }
     store.finish();

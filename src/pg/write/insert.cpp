@@ -634,19 +634,15 @@ void BucketWriter::write(TouchedBucket &t) {
                      stored.state.count() - appended >= kTailMinCount;
         bool tail = appended > 0 && t.open && large && stored.tails + 1 < max_tails(t.meta);
         bool rewrite = !tail && (appended > 0 || t.closed_full || (stored.tails > 0 && !t.open));
-        std::optional<BucketData> data;
-        if (rewrite && !(data = store_->load_data(stored, t.meta))) {
+        std::optional<std::vector<std::string>> pieces;
+        if (rewrite && !(pieces = store_->load_stored(stored, t.meta))) {
             rewrite = false;
             tail = appended > 0;
         }
         if (tail) {
             store_->insert_tail(stored, t.appended, t.appended_latest, t.meta);
         } else if (rewrite) {
-            data->append(t.appended);
-            Bucket bucket(stored.id, stored.state.min_time(), info_.time_field, std::move(*data));
-            if (t.closed_full)
-                bucket.mark_full();
-            store_->update(bucket, stored, t.meta);
+            store_->rewrite(stored, *pieces, t.appended, t.closed_full, t.meta);
         }
         if (appended > 0)
             counters_.numBucketUpdates++;
