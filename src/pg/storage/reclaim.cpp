@@ -72,6 +72,7 @@ constexpr Size kMaxNotedBytes = 16 * 1024 * 1024;
 List *noted = NIL;
 Size noted_bytes = 0;
 FoldedRows *reclaiming = nullptr;  // forgotten, not yet freed
+int noted_since_reclaim = 0;       // batches noted since the last reclaim_relation
 bool callbacks_registered = false;
 
 // Takes `folded` off the list, before anything that could fail: a batch
@@ -333,6 +334,7 @@ void note_batch(Relation relation, Oid table, const ItemPointerData *rows, int c
     MemoryContextSwitchTo(TopMemoryContext);
     noted = lappend(noted, folded);
     noted_bytes += folded->bytes;
+    noted_since_reclaim++;
     MemoryContextSwitchTo(old);
 }
 
@@ -375,11 +377,14 @@ List *toast_chunks_of(Relation relation, const ItemPointerData *rows, int count,
     return chunks;
 }
 
-// At most this many batches a call, so that a write after a long snapshot
-// ended does not pay for everything it held back at once.
+// At most this many batches a call beyond twice those noted since the
+// last, so that a write after a long snapshot ended does not pay for
+// everything it held back at once, while writes that each fold many
+// buckets (a statement over a thousand series folds or rewrites a bucket
+// of nearly each) keep up with what they note.
 constexpr int kBatchesPerCall = 32;
 
-void reclaim_rows_of(Relation relation) {
+void reclaim_rows_of(Relation relation, int budget) {
     Oid relid = RelationGetRelid(relation);
     List *batches = list_copy(noted);
     ListCell *cell;
@@ -391,7 +396,7 @@ void reclaim_rows_of(Relation relation) {
         // Batches were noted in commit order: once one is still visible to
         // some snapshot, so are the later ones (and asking again for each
         // would recompute the horizon each time).
-        if (reclaimed++ == kBatchesPerCall ||
+        if (reclaimed++ == budget ||
             !GlobalVisCheckRemovableFullXid(relation, folded->xid))
             break;
         forget(folded);
@@ -404,13 +409,15 @@ void reclaim_rows_of(Relation relation) {
 }
 
 void reclaim_relation(Oid relid) {
+    int budget = kBatchesPerCall + 2 * noted_since_reclaim;
+    noted_since_reclaim = 0;
     Relation relation = table_open(relid, RowExclusiveLock);
     Oid toast_relid = relation->rd_rel->reltoastrelid;
-    reclaim_rows_of(relation);
+    reclaim_rows_of(relation, budget);
     table_close(relation, NoLock);
     if (OidIsValid(toast_relid)) {
         Relation toast = table_open(toast_relid, RowExclusiveLock);
-        reclaim_rows_of(toast);
+        reclaim_rows_of(toast, budget);
         table_close(toast, NoLock);
     }
 }
