@@ -472,6 +472,16 @@ std::optional<StoredBucket> BucketStore::load(
     return stored;
 }
 
+namespace {
+
+// A bucket's stored data, detoasted, copied out of the query's result.
+std::string stored_data(Datum data) {
+    bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
+    return std::string(bytes_of(raw));
+}
+
+}  // namespace
+
 std::optional<std::vector<std::string>> BucketStore::load_stored(const StoredBucket &stored,
                                                                  Jsonb *meta) {
     const ObjectId &id = stored.id;
@@ -512,11 +522,6 @@ std::optional<std::vector<std::string>> BucketStore::load_stored(const StoredBuc
         pieces.push_back(
             stored_data(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
     return pieces;
-}
-
-std::string BucketStore::stored_data(Datum data) const {
-    bytea *raw = pg_call([&] { return DatumGetByteaPP(data); });
-    return std::string(bytes_of(raw));
 }
 
 void BucketStore::rewrite(const StoredBucket &stored, const std::vector<std::string> &pieces,

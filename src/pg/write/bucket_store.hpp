@@ -150,7 +150,6 @@ class BucketStore {
     void delete_folded_tails(const ObjectId &id, UnixMicros start, uint32_t tails, Jsonb *meta);
     void write_row(const ObjectId &id, const std::string &data, const Value &control,
                    const BucketState &state, const StoredBucket &stored, Jsonb *meta);
-    std::string stored_data(Datum data) const;
     template <typename Read>
     auto naming_stored(const ObjectId &id, Read read) const -> decltype(read());
     void delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows);
