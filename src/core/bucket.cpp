@@ -174,6 +174,21 @@ std::optional<TailRef> tail_ref(const Value &control) {
     return TailRef{ObjectId::from_hex(bucket->as_string()), *number};
 }
 
+std::optional<size_t> first_tail_to_merge(const std::vector<uint32_t> &tail_counts,
+                                          uint64_t bucket_count, uint64_t appended) {
+    uint64_t in_tails = appended;
+    for (uint32_t count : tail_counts)
+        in_tails += count;
+    if (tail_counts.empty() || in_tails >= bucket_count)
+        return std::nullopt;
+    size_t first = tail_counts.size();
+    uint64_t merged = appended;
+    do
+        merged += tail_counts[--first];
+    while (first > 0 && tail_counts[first - 1] <= merged);
+    return first;
+}
+
 Value control_after_removal(const Bucket &rest, const Value &stored,
                             const std::string &time_field) {
     Value control = rest.control();

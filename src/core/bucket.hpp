@@ -158,6 +158,19 @@ Value tail_control(const std::string &time_field, UnixMicros bucket_start, UnixM
 // The tail a control belongs to; nullopt for a bucket's own control.
 std::optional<TailRef> tail_ref(const Value &control);
 
+// Where a bucket that has as many tails as it may keep puts `appended`
+// more measurements: merged with its latest tails into one tail (the
+// index of the first tail merged), or, once its tails and `appended` hold
+// as many measurements as the bucket row, folded with every tail into the
+// bucket row (nullopt). The tails merged are the latest ones, as long as
+// each holds no more than those merged after it (at least one): a
+// measurement is then written again about log(n) times before the bucket
+// takes it, and the bucket row is written again only as it doubles,
+// rather than each time its tails reach the limit (doc/ARCHITECTURE.md,
+// "Tails").
+std::optional<size_t> first_tail_to_merge(const std::vector<uint32_t> &tail_counts,
+                                          uint64_t bucket_count, uint64_t appended);
+
 // The bucket `data` stored under (id, min_time) without the measurements
 // at `positions` (0-based, any order): control recomputed from the rest,
 // control.min.<time> kept at the bucket's start (doc/REFERENCE.md §3.6,

@@ -538,5 +538,52 @@ TEST(BucketRow, DirectWritesMustBeValidBuckets) {
     EXPECT_THROW(check_bucket_row(BucketData{}, obj({{"version", num("1")}}), "", 0, 0), Error);
 }
 
+TEST(Tails, MergeTakesTheLatestTailsNoLargerThanWhatTheyMergeWith) {
+    EXPECT_EQ(first_tail_to_merge({}, 100, 1), std::nullopt);
+    EXPECT_EQ(first_tail_to_merge({1, 1, 1, 1}, 100, 1), std::optional<size_t>(0));
+    EXPECT_EQ(first_tail_to_merge({15, 1, 1, 1}, 100, 1), std::optional<size_t>(1));
+    EXPECT_EQ(first_tail_to_merge({15, 14, 2}, 100, 1), std::optional<size_t>(2));
+    // At least one tail, and then as far as the sizes cascade.
+    EXPECT_EQ(first_tail_to_merge({5, 4, 3, 2}, 100, 1), std::optional<size_t>(0));
+    EXPECT_EQ(first_tail_to_merge({40, 4, 3, 2}, 100, 1), std::optional<size_t>(1));
+    // Tails holding as many as the bucket row: folded into it.
+    EXPECT_EQ(first_tail_to_merge({40, 30, 20, 9}, 100, 1), std::nullopt);
+    EXPECT_EQ(first_tail_to_merge({40, 30, 20, 9}, 101, 1), std::optional<size_t>(3));
+}
+
+// Single appends to one bucket that may keep `limit` tails: each
+// measurement is written again a few times, not once per `limit` appends
+// as when every full set of tails is folded into the bucket row.
+TEST(Tails, MergedAppendsWriteEachMeasurementAFewTimes) {
+    for (size_t limit : {8, 15, 64}) {
+        uint64_t in_row = 32, written = 0;
+        std::vector<uint32_t> tails;
+        for (int i = 0; i < 5000; i++) {
+            if (tails.size() + 1 < limit) {
+                tails.push_back(1);
+                written++;
+                continue;
+            }
+            std::optional<size_t> first = first_tail_to_merge(tails, in_row, 1);
+            uint64_t merged = 1;
+            for (size_t t = first.value_or(0); t < tails.size(); t++)
+                merged += tails[t];
+            tails.resize(first.value_or(0));
+            if (first) {
+                tails.push_back(static_cast<uint32_t>(merged));
+            } else {
+                in_row += merged;
+            }
+            written += first ? merged : in_row;
+            ASSERT_LT(tails.size(), limit);
+        }
+        uint64_t total = in_row;
+        for (uint32_t t : tails)
+            total += t;
+        EXPECT_EQ(total, 32u + 5000u);
+        EXPECT_LT(written, 12u * 5000u) << "limit " << limit;
+    }
+}
+
 }  // namespace
 }  // namespace tscoll

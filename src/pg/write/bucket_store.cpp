@@ -482,28 +482,46 @@ std::string stored_data(Datum data) {
 
 }  // namespace
 
-std::optional<std::vector<std::string>> BucketStore::load_stored(const StoredBucket &stored,
-                                                                 Jsonb *meta) {
+std::optional<std::vector<StoredTail>> BucketStore::load_tails(const StoredBucket &stored,
+                                                               Jsonb *meta) {
+    std::vector<StoredTail> tails;
+    if (stored.tails == 0)
+        return tails;
     const ObjectId &id = stored.id;
-    UnixMicros min_time = stored.state.min_time();
-    if (stored.tails > 0) {
-        const char *locked =
-            "SELECT string_agg(version || ' ', '' ORDER BY seq) FROM ("
-            "SELECT ctid::text || xmin AS version, "
-            "(control->'tail'->>'seq')::int8 AS seq FROM ";
-        run_tails(locked, " FOR UPDATE SKIP LOCKED) t", id, min_time, meta, 1);
-        // Every tail locked, the first ones (whose versions the state
-        // counted) unchanged; the others were counted from the shared
-        // catalog, and their data is read below as it is now.
-        std::optional<std::string> rows =
-            column_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-        if (!rows ||
-            std::count(rows->begin(), rows->end(), ' ') != static_cast<long>(stored.tails) ||
-            rows->compare(0, stored.tail_rows.size(), stored.tail_rows) != 0) {
-            cached_states.erase(cache_key(info_.bucket_table, id));
-            return std::nullopt;
-        }
+    uint64 n = run_tails(
+        "SELECT (control->'tail'->>'seq')::int8 AS seq, (control->>'count')::int8, max_time, "
+        "data, ctid::text || xmin, _id FROM ",
+        " ORDER BY seq FOR UPDATE SKIP LOCKED", id, stored.state.min_time(), meta, 1);
+    // Every tail locked, the first ones (whose versions the state counted)
+    // unchanged; the others were counted from the shared catalog, and are
+    // read as they are now.
+    std::string versions;
+    for (uint64 i = 0; i < n; i++) {
+        HeapTuple row = SPI_tuptable->vals[i];
+        TupleDesc desc = SPI_tuptable->tupdesc;
+        bool isnull = false;
+        StoredTail tail;
+        tail.seq = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+        tail.count = static_cast<uint32_t>(DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull)));
+        tail.latest = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 3, &isnull)));
+        tail.data = stored_data(SPI_getbinval(row, desc, 4, &isnull));
+        tail.version = column_text(row, desc, 5).value_or("");
+        tail.id = *reinterpret_cast<const ObjectId *>(
+            DatumGetPointer(SPI_getbinval(row, desc, 6, &isnull)));
+        versions += tail.version + ' ';
+        tails.push_back(std::move(tail));
     }
+    if (n != stored.tails || versions.compare(0, stored.tail_rows.size(), stored.tail_rows) != 0) {
+        cached_states.erase(cache_key(info_.bucket_table, id));
+        return std::nullopt;
+    }
+    return tails;
+}
+
+void BucketStore::rewrite(const StoredBucket &stored, const std::vector<StoredTail> &tails,
+                          const BucketData &appended, bool full, Jsonb *meta) {
+    const ObjectId &id = stored.id;
+    UnixMicros start = stored.state.min_time();
     std::string query =
         "SELECT data FROM " + info_.bucket_name + " WHERE _id = $1" + shard_condition(2);
     Oid types[] = {objectid_type(), INT4OID};
@@ -511,40 +529,75 @@ std::optional<std::vector<std::string>> BucketStore::load_stored(const StoredBuc
     if (run(query.c_str(), 2, types, values, nullptr, 1) != 1)
         throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
     bool isnull = false;
-    std::vector<std::string> pieces;
-    pieces.push_back(
-        stored_data(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
-    if (stored.tails == 0)
-        return pieces;
-    uint64 n = run_tails("SELECT data, (control->'tail'->>'seq')::int8 AS seq FROM ",
-                         " ORDER BY seq", id, min_time, meta, 1);
-    for (uint64 i = 0; i < n; i++)
-        pieces.push_back(
-            stored_data(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
-    return pieces;
-}
-
-void BucketStore::rewrite(const StoredBucket &stored, const std::vector<std::string> &pieces,
-                          const BucketData &appended, bool full, Jsonb *meta) {
-    const ObjectId &id = stored.id;
-    UnixMicros start = stored.state.min_time();
-    std::vector<std::string_view> views(pieces.begin(), pieces.end());
+    std::string bucket_data =
+        stored_data(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    std::vector<std::string_view> pieces{bucket_data};
+    for (const StoredTail &tail : tails)
+        pieces.push_back(tail.data);
     std::optional<FoldedBucket> folded = naming_stored(
-        id, [&] { return fold_typed(views, appended, start, info_.time_field, full); });
+        id, [&] { return fold_typed(pieces, appended, start, info_.time_field, full); });
     if (folded) {
         BucketState state(start);
         state.add(naming_stored(id, [&] { return BucketData::outline(folded->data); }));
         write_row(id, folded->data, folded->control, state, stored, meta);
         return;
     }
-    BucketData data = naming_stored(id, [&] { return BucketData::decode(views[0]); });
-    for (size_t i = 1; i < views.size(); i++)
-        data.append(naming_stored(id, [&] { return BucketData::decode(views[i]); }));
+    BucketData data = naming_stored(id, [&] { return BucketData::decode(pieces[0]); });
+    for (size_t i = 1; i < pieces.size(); i++)
+        data.append(naming_stored(id, [&] { return BucketData::decode(pieces[i]); }));
     data.append(appended);
     Bucket bucket(id, start, info_.time_field, std::move(data));
     if (full)
         bucket.mark_full();
     write_row(id, bucket.encode(), bucket.control(), bucket.state(), stored, meta);
+}
+
+// The merged tails are written as the first of them, their measurements
+// in order, and the others deleted as a fold deletes them: a statement
+// that waited for the merge and finds a merged tail deleted reaches its
+// measurements through the first one's new version, as through the bucket
+// row after a fold (doc/ARCHITECTURE.md, "Tails", Concurrency). The bucket
+// row is written again as it is (its data's TOAST pointer kept): its new
+// version tells every session whose state counted the merged tails to
+// read the bucket anew.
+void BucketStore::merge_tails(const StoredBucket &stored, const std::vector<StoredTail> &tails,
+                              size_t first, const BucketData &appended, UnixMicros latest,
+                              Jsonb *meta) {
+    const ObjectId &id = stored.id;
+    std::vector<std::string_view> pieces;
+    uint64_t merged_bytes = 0;
+    for (size_t i = first; i < tails.size(); i++) {
+        pieces.push_back(tails[i].data);
+        latest = std::max(latest, tails[i].latest);
+        merged_bytes += tails[i].data.size();
+    }
+    std::optional<FoldedBucket> folded = naming_stored(id, [&] {
+        return fold_typed(pieces, appended, stored.state.min_time(), info_.time_field, false);
+    });
+    BucketData values;
+    if (!folded) {
+        for (std::string_view piece : pieces)
+            values.append(naming_stored(id, [&] { return BucketData::decode(piece); }));
+        values.append(appended);
+    }
+    std::string data = folded ? std::move(folded->data) : values.encode();
+    uint32_t count = naming_stored(id, [&] { return BucketData::outline(data); }).count;
+    const StoredTail &kept_tail = tails[first];
+    Value control = tail_control(info_.time_field, stored.state.min_time(), latest, count,
+                                 TailRef{id, kept_tail.seq});
+    StoredBucket kept = stored;
+    kept.row = touch_row(id, stored.row);
+    kept.tails = static_cast<uint32_t>(first + 1);
+    kept.tail_rows.clear();
+    for (size_t i = 0; i < first; i++)
+        kept.tail_rows += tails[i].version + ' ';
+    kept.tail_rows += write_tail(kept_tail, control, data) + ' ';
+    kept.tail_versions = kept.tails;
+    kept.stored_bytes = kept.stored_bytes - std::min(kept.stored_bytes, merged_bytes) + data.size();
+    if (first + 1 < tails.size())
+        delete_folded_tails(id, stored.state.min_time(), tails[first + 1].seq,
+                            static_cast<uint32_t>(tails.size() - first - 1), meta);
+    cache(info_.bucket_table, kept);
 }
 
 // Runs `read` of stored data, its errors naming the bucket and the
@@ -985,8 +1038,41 @@ void BucketStore::write_row(const ObjectId &id, const std::string &data, const V
     cached.row = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
     MemoryContextReset(row_context_);
     if (stored.tails > 0)
-        delete_folded_tails(id, state.min_time(), stored.tails, meta);
+        delete_folded_tails(id, state.min_time(), 1, stored.tails, meta);
     cache(info_.bucket_table, cached);
+}
+
+// Writes `tail` again with `control` and `data`; returns its new version.
+std::string BucketStore::write_tail(const StoredTail &tail, const Value &control,
+                                    const std::string &data) {
+    note_replaced_row(tail.version);
+    std::string query = "UPDATE " + info_.bucket_name +
+                        " SET control = $2, data = $3 WHERE _id = $1" + shard_condition(4) +
+                        " RETURNING ctid, xmin";
+    Oid types[] = {objectid_type(), JSONBOID, BYTEAOID, INT4OID};
+    Datum values[] = {objectid_datum(tail.id, row_context_),
+                      PointerGetDatum(control_jsonb(control, row_context_)),
+                      bytea_datum(data, row_context_), Int32GetDatum(tail.id.series_hash())};
+    if (write(query.c_str(), 4, types, values, nullptr) != 1)
+        throw Error(ErrorCode::Internal, "a tail of a bucket being merged changed while locked");
+    std::string version = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    MemoryContextReset(row_context_);
+    return version;
+}
+
+// Writes bucket `id`'s row again as it is (at version `version`); returns
+// its new version.
+std::string BucketStore::touch_row(const ObjectId &id, const std::string &version) {
+    note_replaced_row(version);
+    std::string query = "UPDATE " + info_.bucket_name + " SET control = control WHERE _id = $1" +
+                        shard_condition(2) + " RETURNING ctid, xmin";
+    Oid types[] = {objectid_type(), INT4OID};
+    Datum values[] = {objectid_datum(id, row_context_), Int32GetDatum(id.series_hash())};
+    if (write(query.c_str(), 2, types, values, nullptr) != 1)
+        throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
+    std::string touched = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    MemoryContextReset(row_context_);
+    return touched;
 }
 
 // The version `row` (ctid::text || xmin) of a bucket row, about to be
@@ -1011,9 +1097,9 @@ void BucketStore::note_replaced_row(const std::string &row) {
 // that read the tail before the fold committed, and waited for it, then
 // fails with a serialization failure (40001) to be retried, rather than
 // skip the tail and leave its measurements, now in the bucket row, alone.
-void BucketStore::delete_folded_tails(const ObjectId &id, UnixMicros start, uint32_t tails,
-                                      Jsonb *meta) {
-    if (run_tails("SELECT ctid FROM ", "", id, start, meta, 1) != tails)
+void BucketStore::delete_folded_tails(const ObjectId &id, UnixMicros start, int64_t from_seq,
+                                      uint32_t tails, Jsonb *meta) {
+    if (run_tails("SELECT ctid FROM ", "", id, start, meta, from_seq) != tails)
         throw Error(ErrorCode::Internal,
                     "a tail of bucket " + id.to_hex() + " changed while locked");
     std::vector<ItemPointerData> rows(tails);

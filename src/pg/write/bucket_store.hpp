@@ -73,6 +73,16 @@ struct StoredBucket {
     uint64_t chain = 0;          // of the series' catalog entry it agrees with
 };
 
+// A tail row of a bucket, as a fold or a merge reads it.
+struct StoredTail {
+    ObjectId id;
+    int64_t seq;
+    uint32_t count;
+    UnixMicros latest;
+    std::string data;
+    std::string version;  // ctid::text || xmin
+};
+
 // The open bucket `id` as this session's writes left it, for the shared
 // catalog (zeros when the session does not know it).
 catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id);
@@ -110,16 +120,21 @@ class BucketStore {
     void insert(const Bucket &bucket, Jsonb *meta);
     // The same, with the bucket encoded already (encode_threads.hpp).
     void insert(const Bucket &bucket, Jsonb *meta, EncodedBucket encoded);
-    // The stored data of a loaded bucket and of its tails, in order, the
-    // tails locked for a fold; nullopt when a tail is locked by another
-    // transaction or changed since load().
-    std::optional<std::vector<std::string>> load_stored(const StoredBucket &stored, Jsonb *meta);
-    // Writes the bucket's row again: its data and its tails' (`pieces`, as
-    // load_stored gave them) with `appended` after them, full when `full`
+    // The tails of a loaded bucket, in order, locked for a fold or a merge;
+    // nullopt when one is locked by another transaction or changed since
+    // load().
+    std::optional<std::vector<StoredTail>> load_tails(const StoredBucket &stored, Jsonb *meta);
+    // Writes the bucket's row again: its data and its tails' (`tails`, as
+    // load_tails gave them) with `appended` after them, full when `full`
     // or already, the tails deleted. Typed where the columns allow
     // (core/bucket_fold.hpp), through values otherwise: the same bytes.
-    void rewrite(const StoredBucket &stored, const std::vector<std::string> &pieces,
+    void rewrite(const StoredBucket &stored, const std::vector<StoredTail> &tails,
                  const BucketData &appended, bool full, Jsonb *meta);
+    // Writes the tails from `tails[first]` on, with `appended` after them,
+    // as one tail (core::first_tail_to_merge). `latest` is the latest time
+    // of `appended`.
+    void merge_tails(const StoredBucket &stored, const std::vector<StoredTail> &tails, size_t first,
+                     const BucketData &appended, UnixMicros latest, Jsonb *meta);
     // Appends `data` to the stored bucket `bucket` as its tail `ref.seq`.
     // `appended` is the bucket as the tail leaves it (its state with the
     // tail's measurements), for the session's cache.
@@ -147,9 +162,12 @@ class BucketStore {
     };
     std::optional<LockedRow> lock_row(const ObjectId &id, Jsonb *meta);
     void note_replaced_row(const std::string &row);
-    void delete_folded_tails(const ObjectId &id, UnixMicros start, uint32_t tails, Jsonb *meta);
+    void delete_folded_tails(const ObjectId &id, UnixMicros start, int64_t from_seq, uint32_t tails,
+                             Jsonb *meta);
     void write_row(const ObjectId &id, const std::string &data, const Value &control,
                    const BucketState &state, const StoredBucket &stored, Jsonb *meta);
+    std::string touch_row(const ObjectId &id, const std::string &version);
+    std::string write_tail(const StoredTail &tail, const Value &control, const std::string &data);
     template <typename Read>
     auto naming_stored(const ObjectId &id, Read read) const -> decltype(read());
     void delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows);

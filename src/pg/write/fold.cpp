@@ -59,10 +59,10 @@ TSCOLL_FUNCTION(tscoll_fold_tails) {
             store.load(id, meta, [] { return tscoll::pg::catalog::OpenSummary{}; });
         if (!stored || stored->tails == 0)
             continue;
-        std::optional<std::vector<std::string>> pieces = store.load_stored(*stored, meta);
-        if (!pieces)
+        std::optional<std::vector<tscoll::pg::StoredTail>> tails = store.load_tails(*stored, meta);
+        if (!tails)
             continue;
-        store.rewrite(*stored, *pieces, tscoll::BucketData(), stored->state.full(), meta);
+        store.rewrite(*stored, *tails, tscoll::BucketData(), stored->state.full(), meta);
         folded++;
     }
     store.finish();

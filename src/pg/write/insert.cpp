@@ -257,8 +257,14 @@ CollectionFields fields_of(const CollectionInfo &info) {
 // that barely move) stay under the size for hundreds of measurements.
 constexpr uint64_t kTailMinBytes = 512;
 constexpr uint32_t kTailMinCount = 32;
-// A bucket's tails are folded into it at this many, so that a read of an
-// open bucket meets a bounded number of rows, and so that the entries of
+// Tails are merged rather than folded only into a bucket row whose data is
+// TOASTed (past about 2 kB): written inline, the row costs about what the
+// merge's own writes do (the merged tail, and the bucket row written again
+// to mark the merge, BucketStore::merge_tails).
+constexpr uint64_t kMergeMinRowBytes = 2048;
+// A bucket keeps at most this many tails (the next append merges or folds
+// them, core::first_tail_to_merge), so that a read of an open bucket meets
+// a bounded number of rows, and so that the entries of
 // one bucket's tails in an index on the meta field fill at most half an
 // index page: a bucket whose entries spill onto a page of their own leaves
 // that page behind, all but empty, once it is folded (the dead entries are
@@ -341,6 +347,7 @@ class BucketWriter {
     TouchedBucket &create(const Measurement &m);
     void count_rollover(Rollover reason);
     void write(TouchedBucket &t);
+    void write_stored(TouchedBucket &t, uint32_t appended);
 
     const CollectionInfo &info_;
     BucketingLimits limits_;
@@ -618,9 +625,11 @@ void BucketWriter::encode_created(const std::vector<TouchedBucket *> &written) {
 
 // A new bucket is inserted. A stored bucket that stays open takes this
 // statement's measurements as a tail when it is large enough and has room
-// for one; otherwise it is written again, its tails folded in, as is a
-// bucket with tails that stops being open (its row then grows no more).
-// Tails that another transaction is changing are not folded: the
+// for one; with as many tails as it may keep, they are merged with some of
+// them, or folded into it with every tail (core::first_tail_to_merge);
+// otherwise it is written again, its tails folded in, as is a bucket with
+// tails that stops being open (its row then grows no more). Tails that
+// another transaction is changing are neither merged nor folded: the
 // measurements then go to a tail all the same.
 void BucketWriter::write(TouchedBucket &t) {
     uint32_t appended = t.appended_count();
@@ -629,21 +638,7 @@ void BucketWriter::write(TouchedBucket &t) {
         t.encoded.reset();
         counters_.numBucketInserts++;
     } else {
-        const StoredBucket &stored = *t.stored;
-        bool large = stored.stored_bytes >= kTailMinBytes ||
-                     stored.state.count() - appended >= kTailMinCount;
-        bool tail = appended > 0 && t.open && large && stored.tails + 1 < max_tails(t.meta);
-        bool rewrite = !tail && (appended > 0 || t.closed_full || (stored.tails > 0 && !t.open));
-        std::optional<std::vector<std::string>> pieces;
-        if (rewrite && !(pieces = store_->load_stored(stored, t.meta))) {
-            rewrite = false;
-            tail = appended > 0;
-        }
-        if (tail) {
-            store_->insert_tail(stored, t.appended, t.appended_latest, t.meta);
-        } else if (rewrite) {
-            store_->rewrite(stored, *pieces, t.appended, t.closed_full, t.meta);
-        }
+        write_stored(t, appended);
         if (appended > 0)
             counters_.numBucketUpdates++;
     }
@@ -652,6 +647,38 @@ void BucketWriter::write(TouchedBucket &t) {
         return;
     counters_.numCommits++;
     counters_.numMeasurementsCommitted += appended;
+}
+
+void BucketWriter::write_stored(TouchedBucket &t, uint32_t appended) {
+    const StoredBucket &stored = *t.stored;
+    bool large =
+        stored.stored_bytes >= kTailMinBytes || stored.state.count() - appended >= kTailMinCount;
+    bool appending = appended > 0 && t.open && large;
+    if (appending && stored.tails + 1 < max_tails(t.meta))
+        return store_->insert_tail(stored, t.appended, t.appended_latest, t.meta);
+    if (appended == 0 && !t.closed_full && (stored.tails == 0 || t.open))
+        return;
+    std::optional<std::vector<StoredTail>> tails = store_->load_tails(stored, t.meta);
+    if (!tails) {
+        if (appended > 0)
+            store_->insert_tail(stored, t.appended, t.appended_latest, t.meta);
+        return;
+    }
+    std::vector<uint32_t> counts;
+    uint64_t in_tails = 0, tail_bytes = 0;
+    for (const StoredTail &tail : *tails) {
+        counts.push_back(tail.count);
+        in_tails += tail.count;
+        tail_bytes += tail.data.size();
+    }
+    if (appending && stored.stored_bytes >= tail_bytes + kMergeMinRowBytes) {
+        uint64_t in_row =
+            stored.state.count() - std::min<uint64_t>(stored.state.count(), in_tails + appended);
+        if (std::optional<size_t> first = first_tail_to_merge(counts, in_row, appended))
+            return store_->merge_tails(stored, *tails, *first, t.appended, t.appended_latest,
+                                       t.meta);
+    }
+    store_->rewrite(stored, *tails, t.appended, t.closed_full, t.meta);
 }
 
 }  // namespace
