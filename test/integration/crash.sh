@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Crash recovery (issue 9), in an instance of its own: 4 clients insert
-# (some transactions rolled back), a fifth inserts and DELETEs part of a
+# (some transactions rolled back; the fourth's tails are merged), a fifth inserts and DELETEs part of a
 # series, a sixth inserts expired data and runs TTL passes while the TTL
 # monitor runs too, a seventh folds tails over and over; then the postmaster and all its children are killed
 # with SIGKILL, the server restarts (crash recovery), and crash_checks.sql
@@ -35,13 +35,19 @@ SQL
 
 # Client k, transaction j: 5 measurements of series "client_k", times
 # moving forward; every 10th transaction is rolled back. "\echo" runs only
-# once COMMIT or ROLLBACK has been acknowledged.
+# once COMMIT or ROLLBACK has been acknowledged. Client 4's series has a
+# meta of 500 bytes (a bucket keeps 8 tails) and its measurements 128 bytes
+# more, so that its bucket rows pass 2 kB soon and its tails are merged
+# (doc/ARCHITECTURE.md, "Tails"), not only folded.
 inserter_script() {
     awk -v k="$1" -v base="$BASE" 'BEGIN {
+        pad = (k == 4) ? ", '"'"'p'"'"', repeat(md5(r::text), 4)" : ""
+        long = ""
+        if (k == 4) for (i = 0; i < 500; i++) long = long "x"
         for (j = 0; j < 50000; j++) {
             rb = (j % 10 == 9)
             print "BEGIN;"
-            printf "INSERT INTO c (t, m, doc) SELECT timestamptz '"'"'%s'"'"' + (%d * 5 + r) * interval '"'"'100 ms'"'"', '"'"'\"client_%d\"'"'"', jsonb_build_object('"'"'k'"'"', %d, '"'"'j'"'"', %d, '"'"'r'"'"', r%s) FROM generate_series(0, 4) r;\n", base, j, k, k, j, rb ? ", '"'"'rb'"'"', true" : ""
+            printf "INSERT INTO c (t, m, doc) SELECT timestamptz '"'"'%s'"'"' + (%d * 5 + r) * interval '"'"'100 ms'"'"', '"'"'\"client_%d%s\"'"'"', jsonb_build_object('"'"'k'"'"', %d, '"'"'j'"'"', %d, '"'"'r'"'"', r%s%s) FROM generate_series(0, 4) r;\n", base, j, k, long, k, j, pad, rb ? ", '"'"'rb'"'"', true" : ""
             print rb ? "ROLLBACK;" : "COMMIT;"
             printf "\\echo %d %s\n", j, rb ? "r" : "c"
         }
@@ -75,9 +81,14 @@ expirer_script() {
 }
 
 # Folds every bucket's tails again and again, so that the kill may come
-# while a fold (bucket row rewritten, tails deleted) is in progress.
+# while a fold (bucket row rewritten, tails deleted) is in progress; 10
+# times a second, so that client 4's tails also reach their limit between
+# folds and are merged.
 folder_script() {
-    for _ in $(seq 1 20000); do echo "SELECT tscoll.fold_tails('c') AS folded \gset"; echo '\echo :folded'; done
+    for _ in $(seq 1 20000); do
+        echo "SELECT tscoll.fold_tails('c') AS folded, pg_sleep(0.1) \gset"
+        echo '\echo :folded'
+    done
 }
 
 # Half an hour ago: far from expiring (1 hour), whatever the clients reach.
@@ -113,6 +124,7 @@ for who in deleter expirer; do sed "s/^/$who /" "$LOGS/$who.log"; done >"$LOGS/b
 if start 2>"$WORK/restart.err"; then echo "ok crash_restart"; else echo "not ok crash_restart"; exit 0; fi
 grep -q 'database system was not properly shut down' "$WORK/server.log" &&
     echo "ok crash_recovery_ran" || echo "not ok crash_recovery_ran"
+echo "# client 4's merged tails at the crash: $("${PSQL[@]}" -d crash -Atc "SELECT count(*) FROM \"system.buckets.c\" WHERE control ? 'tail' AND (control->>'count')::int > 5 AND meta::text LIKE '\"client_4%'")"
 "${PSQL[@]}" -d crash -v logs="$LOGS" -f "$HERE/crash_checks.sql" |
     while read -r name holds; do
         if [ "$holds" = t ]; then echo "ok $name"; else echo "not ok $name"; fi
