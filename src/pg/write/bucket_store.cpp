@@ -586,12 +586,12 @@ void BucketStore::merge_tails(const StoredBucket &stored, const std::vector<Stor
     Value control = tail_control(info_.time_field, stored.state.min_time(), latest, count,
                                  TailRef{id, kept_tail.seq});
     StoredBucket kept = stored;
-    kept.row = touch_row(id, stored.row);
+    kept.row = update_row(id, stored.row, nullptr, nullptr);
     kept.tails = static_cast<uint32_t>(first + 1);
     kept.tail_rows.clear();
     for (size_t i = 0; i < first; i++)
         kept.tail_rows += tails[i].version + ' ';
-    kept.tail_rows += write_tail(kept_tail, control, data) + ' ';
+    kept.tail_rows += update_row(kept_tail.id, kept_tail.version, &control, &data) + ' ';
     kept.tail_versions = kept.tails;
     kept.stored_bytes = kept.stored_bytes - std::min(kept.stored_bytes, merged_bytes) + data.size();
     if (first + 1 < tails.size())
@@ -1023,56 +1023,33 @@ void BucketStore::remember_new_row(StoredBucket &cached, std::string version) {
 
 void BucketStore::write_row(const ObjectId &id, const std::string &data, const Value &control,
                             const BucketState &state, const StoredBucket &stored, Jsonb *meta) {
-    note_replaced_row(stored.row);
-    std::string query = "UPDATE " + info_.bucket_name +
-                        " SET control = $2, data = $3 WHERE _id = $1" + shard_condition(4) +
-                        " RETURNING ctid, xmin";
-    Oid types[] = {objectid_type(), JSONBOID, BYTEAOID, INT4OID};
-    Datum values[] = {objectid_datum(id, row_context_),
-                      PointerGetDatum(control_jsonb(control, row_context_)),
-                      bytea_datum(data, row_context_), Int32GetDatum(id.series_hash())};
-    if (write(query.c_str(), 4, types, values, nullptr) != 1)
-        throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
     StoredBucket cached{id, state};
     cached.stored_bytes = data.size();
-    cached.row = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-    MemoryContextReset(row_context_);
+    cached.row = update_row(id, stored.row, &control, &data);
     if (stored.tails > 0)
         delete_folded_tails(id, state.min_time(), 1, stored.tails, meta);
     cache(info_.bucket_table, cached);
 }
 
-// Writes `tail` again with `control` and `data`; returns its new version.
-std::string BucketStore::write_tail(const StoredTail &tail, const Value &control,
-                                    const std::string &data) {
-    note_replaced_row(tail.version);
-    std::string query = "UPDATE " + info_.bucket_name +
-                        " SET control = $2, data = $3 WHERE _id = $1" + shard_condition(4) +
-                        " RETURNING ctid, xmin";
-    Oid types[] = {objectid_type(), JSONBOID, BYTEAOID, INT4OID};
-    Datum values[] = {objectid_datum(tail.id, row_context_),
-                      PointerGetDatum(control_jsonb(control, row_context_)),
-                      bytea_datum(data, row_context_), Int32GetDatum(tail.id.series_hash())};
-    if (write(query.c_str(), 4, types, values, nullptr) != 1)
-        throw Error(ErrorCode::Internal, "a tail of a bucket being merged changed while locked");
-    std::string version = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-    MemoryContextReset(row_context_);
-    return version;
-}
-
-// Writes bucket `id`'s row again as it is (at version `version`); returns
-// its new version.
-std::string BucketStore::touch_row(const ObjectId &id, const std::string &version) {
+// Writes the row `id` (bucket or tail) at version `version` again, with
+// `control` and `data` or, for nullptr, as they are; returns its new
+// version.
+std::string BucketStore::update_row(const ObjectId &id, const std::string &version,
+                                    const Value *control, const std::string *data) {
     note_replaced_row(version);
-    std::string query = "UPDATE " + info_.bucket_name + " SET control = control WHERE _id = $1" +
-                        shard_condition(2) + " RETURNING ctid, xmin";
-    Oid types[] = {objectid_type(), INT4OID};
-    Datum values[] = {objectid_datum(id, row_context_), Int32GetDatum(id.series_hash())};
-    if (write(query.c_str(), 2, types, values, nullptr) != 1)
-        throw Error(ErrorCode::Internal, "bucket " + id.to_hex() + " vanished while locked");
-    std::string touched = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    std::string query = "UPDATE " + info_.bucket_name + " SET " +
+                        (control ? "control = $2, data = $3" : "control = control") +
+                        " WHERE _id = $1" + shard_condition(4) + " RETURNING ctid, xmin";
+    Oid types[] = {objectid_type(), JSONBOID, BYTEAOID, INT4OID};
+    Datum values[] = {objectid_datum(id, row_context_),
+                      control ? PointerGetDatum(control_jsonb(*control, row_context_)) : 0,
+                      data ? bytea_datum(*data, row_context_) : 0, Int32GetDatum(id.series_hash())};
+    const char nulls[] = {' ', control ? ' ' : 'n', data ? ' ' : 'n', ' '};
+    if (write(query.c_str(), 4, types, values, nulls) != 1)
+        throw Error(ErrorCode::Internal, "bucket row " + id.to_hex() + " vanished while locked");
+    std::string written = returned_version(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
     MemoryContextReset(row_context_);
-    return touched;
+    return written;
 }
 
 // The version `row` (ctid::text || xmin) of a bucket row, about to be

@@ -166,8 +166,8 @@ class BucketStore {
                              Jsonb *meta);
     void write_row(const ObjectId &id, const std::string &data, const Value &control,
                    const BucketState &state, const StoredBucket &stored, Jsonb *meta);
-    std::string touch_row(const ObjectId &id, const std::string &version);
-    std::string write_tail(const StoredTail &tail, const Value &control, const std::string &data);
+    std::string update_row(const ObjectId &id, const std::string &version, const Value *control,
+                           const std::string *data);
     template <typename Read>
     auto naming_stored(const ObjectId &id, Read read) const -> decltype(read());
     void delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows);
