@@ -443,6 +443,13 @@ void check_densest(size_t densest, uint32_t count) {
         corrupt("no field is present in all " + std::to_string(count) + " measurements");
 }
 
+void read_integer_column(Reader &r, Codec kind, uint64_t n, std::vector<int64_t> &out) {
+    if (kind == Codec::Integers)
+        codec::read_integers(r, n, out);
+    else
+        codec::read_packed_deltas(r, n, out);
+}
+
 void read_values(Reader &r, const std::vector<uint32_t> &positions,
                  const std::vector<bool> &in_window, BucketColumn &c) {
     size_t n = positions.size();
@@ -495,10 +502,7 @@ void read_values(Reader &r, const std::vector<uint32_t> &positions,
         case Codec::Integers:
         case Codec::PackedIntegerDeltas: {
             std::vector<int64_t> integers;
-            if (kind == Codec::Integers)
-                codec::read_integers(r, n, integers);
-            else
-                codec::read_packed_deltas(r, n, integers);
+            read_integer_column(r, kind, n, integers);
             add_kept(integers, integer_value);
             return;
         }

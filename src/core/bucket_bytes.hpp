@@ -190,6 +190,10 @@ void check_end(const Reader &block, std::string_view name);
 // Every measurement has the time field, so some column is dense.
 void check_densest(size_t densest, uint32_t count);
 
+// The `n` integers of a column of codec `kind` (Integers or
+// PackedIntegerDeltas), its codec byte read already.
+void read_integer_column(Reader &r, Codec kind, uint64_t n, std::vector<int64_t> &out);
+
 // Appends a version 2 column's values to c, leaving out the measurements
 // outside the window (all are in when in_window is empty).
 void read_values(Reader &r, const std::vector<uint32_t> &positions,

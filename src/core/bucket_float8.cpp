@@ -62,10 +62,7 @@ void read_float8_values(Reader &r, uint64_t n, uint32_t count, std::string_view 
         case Codec::PackedIntegerDeltas: {
             r.byte();
             std::vector<int64_t> integers;
-            if (kind == Codec::Integers)
-                codec::read_integers(r, n, integers);
-            else
-                codec::read_packed_deltas(r, n, integers);
+            read_integer_column(r, kind, n, integers);
             for (int64_t i : integers)
                 c.numbers.push_back(static_cast<double>(i));
             return;

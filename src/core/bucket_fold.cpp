@@ -153,10 +153,7 @@ bool Folder::read_numbers(Reader &block, uint64_t n, TypedColumn &c) const {
     auto codec = static_cast<Codec>(block.byte());
     if (codec == Codec::Integers || codec == Codec::PackedIntegerDeltas) {
         std::vector<int64_t> integers;
-        if (codec == Codec::Integers)
-            codec::read_integers(block, n, integers);
-        else
-            codec::read_packed_deltas(block, n, integers);
+        read_integer_column(block, codec, n, integers);
         for (int64_t i : integers)
             c.numbers.push_back(TypedNumber{true, i, 0, 0, 0, nullptr});
     } else if (codec == Codec::Decimals || codec == Codec::PackedDecimalDeltas ||
