@@ -4,10 +4,12 @@
 source "$(dirname "$0")/lib.sh"
 
 # Extra packages may be named on the command line (e.g. by bench/run.sh).
+# libkrb5-dev: the server headers' libpq-be.h (COPY's protocol) includes
+# gssapi.h, as Debian's PostgreSQL is built with GSSAPI.
 PACKAGES=(
     build-essential g++ make cmake pkg-config
     postgresql-15 postgresql-server-dev-15 postgresql-contrib
-    libbson-dev libgtest-dev libgmock-dev
+    libkrb5-dev libbson-dev libgtest-dev libgmock-dev
     clang libclang-rt-14-dev
     "$@"
 )
