@@ -34,15 +34,17 @@ Bucket::Decision BucketState::decide(const Measurement &m, const BucketingLimits
             return {Rollover::Size, false};
         large = true;
     }
-    if (!schema_.compatible(m.fields))
+    Schema::Fit fit = schema_.fit(m.fields);
+    if (fit == Schema::Fit::Conflict)
         return {Rollover::SchemaChange, false};
-    return {Rollover::None, large};
+    return {Rollover::None, large, fit == Schema::Fit::Known};
 }
 
-void BucketState::add(const Value &fields, uint64_t bson_size) {
+void BucketState::add(const Value &fields, uint64_t bson_size, bool schema_known) {
     count_++;
     size_ += bson_size;
-    schema_.add(fields);
+    if (!schema_known)
+        schema_.add(fields);
 }
 
 void BucketState::add(const BucketData &data) {
@@ -82,8 +84,8 @@ void Bucket::append(const Measurement &m) {
     append(Measurement(m));
 }
 
-void Bucket::append(Measurement &&m) {
-    state_.add(m.fields, m.bson_size);
+void Bucket::append(Measurement &&m, bool schema_known) {
+    state_.add(m.fields, m.bson_size, schema_known);
     data_.append(std::move(m.fields), m.bson_size);
 }
 

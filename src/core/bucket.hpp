@@ -59,9 +59,13 @@ class BucketState {
     struct Decision {
         Rollover reason;
         bool kept_open_for_large_measurements;  // rule 4's exception applied
+        // The measurement names only fields the schema has (Schema::Fit):
+        // adding it leaves the schema as it is.
+        bool schema_known = false;
     };
     Decision decide(const Measurement &m, const BucketingLimits &limits) const;
-    void add(const Value &fields, uint64_t bson_size);
+    // `schema_known` as decide() found it.
+    void add(const Value &fields, uint64_t bson_size, bool schema_known = false);
     // Adds every measurement of `data`.
     void add(const BucketData &data);
     // The same, from stored data's outline.
@@ -101,8 +105,9 @@ class Bucket {
         return state_.decide(m, limits);
     }
     void append(const Measurement &m);
-    // The same, taking the measurement's values.
-    void append(Measurement &&m);
+    // The same, taking the measurement's values; `schema_known` as
+    // decide() found it.
+    void append(Measurement &&m, bool schema_known = false);
     void mark_full() {
         state_.mark_full();
         data_.mark_full();

@@ -78,8 +78,8 @@ void fold_max(Value &summary, const std::string &field, const std::vector<Value>
     fold_field(summary, field, values, +1);
 }
 
-bool Schema::compatible(const Value &measurement) const {
-    return compatible(root_, measurement);
+Schema::Fit Schema::fit(const Value &measurement) const {
+    return fit(root_, measurement);
 }
 
 void Schema::add(const Value &measurement) {
@@ -117,25 +117,33 @@ N *Schema::child(N &node, size_t hint, const std::string &key) {
     return nullptr;
 }
 
-bool Schema::compatible(const Node &node, const Value &v) {
+// An unseen node has no children: add() sets a node's class as it
+// creates the node's children.
+Schema::Fit Schema::fit(const Node &node, const Value &v) {
     if (node.type_class < 0)
-        return true;
+        return Fit::New;
     if (node.type_class != type_class(v))
-        return false;
+        return Fit::Conflict;
+    Fit result = Fit::Known;
+    auto meet = [&result](Fit f) {
+        if (f != Fit::Known)
+            result = f;
+        return f != Fit::Conflict;
+    };
     if (v.is(Value::Kind::Object)) {
         const Value::Object &members = v.as_object();
         for (size_t i = 0; i < members.size(); i++) {
             const Node *known = child(node, i, members[i].key);
-            if (known != nullptr && !compatible(*known, members[i].value))
-                return false;
+            if (!meet(known == nullptr ? Fit::New : fit(*known, members[i].value)))
+                return Fit::Conflict;
         }
     } else if (v.is(Value::Kind::Array)) {
         const Value::Array &elements = v.as_array();
-        for (size_t i = 0; i < elements.size() && i < node.elements.size(); i++)
-            if (!compatible(node.elements[i], elements[i]))
-                return false;
+        for (size_t i = 0; i < elements.size(); i++)
+            if (!meet(i < node.elements.size() ? fit(node.elements[i], elements[i]) : Fit::New))
+                return Fit::Conflict;
     }
-    return true;
+    return result;
 }
 
 void Schema::add(Node &node, const Value &v) {

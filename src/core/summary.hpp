@@ -25,9 +25,14 @@ void fold_max(Value &summary, const std::string &field, const std::vector<Value>
 // The type class of every field seen so far, per nesting level.
 class Schema {
   public:
-    // Whether `measurement` (an object) agrees with every field seen so far.
-    bool compatible(const Value &measurement) const;
-    // Records the measurement's fields; call only when compatible.
+    // How `measurement` (an object) meets the fields seen so far: it
+    // conflicts with one (another type class), or agrees with all of them
+    // and either names only fields seen (Known) or some new ones (New).
+    enum class Fit { Conflict, Known, New };
+    Fit fit(const Value &measurement) const;
+    bool compatible(const Value &measurement) const { return fit(measurement) != Fit::Conflict; }
+    // Records the measurement's fields; call only when compatible. A Known
+    // measurement adds nothing: its callers skip the walk.
     void add(const Value &measurement);
     // Records one field's values, in measurement order, as adding the
     // measurements they come from would (once a measurement was added).
@@ -45,7 +50,7 @@ class Schema {
     // (Node or const Node.)
     template <typename N>
     static N *child(N &node, size_t hint, const std::string &key);
-    static bool compatible(const Node &node, const Value &v);
+    static Fit fit(const Node &node, const Value &v);
     static uint64_t fingerprint(const Node &node);
     static void add(Node &node, const Value &v);
     Node root_;

@@ -296,6 +296,40 @@ TEST(Schema, TypeClassesPerLevel) {
     EXPECT_TRUE(s.compatible(obj({{"arr", Value::array({num("1"), Value::string("new index")})}})));
 }
 
+// A Known measurement is one whose add() would leave the schema as it is:
+// the insert path skips that walk.
+TEST(Schema, FitTellsKnownFromNew) {
+    Schema s;
+    Value first = obj({{"a", num("1")},
+                       {"o", obj({{"b", Value::string("x")}})},
+                       {"arr", Value::array({num("1"), Value::null()})}});
+    s.add(first);
+    uint64_t before = s.fingerprint();
+    using Fit = Schema::Fit;
+    std::vector<std::pair<Value, Fit>> cases = {
+        {obj({{"a", num("2")}}), Fit::Known},
+        {obj({{"o", obj({{"b", Value::string("y")}})}, {"a", num("3")}}), Fit::Known},
+        {obj({{"arr", Value::array({num("5")})}}), Fit::Known},
+        {Value::object(), Fit::Known},
+        {obj({{"z", num("1")}}), Fit::New},
+        {obj({{"o", obj({{"c", num("1")}})}}), Fit::New},
+        {obj({{"arr", Value::array({num("1"), Value::null(), num("3")})}}), Fit::New},
+        // A conflict anywhere wins over a new field before it.
+        {obj({{"z", num("1")}, {"a", Value::string("1")}}), Fit::Conflict},
+        {obj({{"arr", Value::array({num("1"), num("2")})}}), Fit::Conflict},
+    };
+    for (const auto &[measurement, expected] : cases) {
+        EXPECT_EQ(s.fit(measurement), expected) << to_json_text(measurement);
+        if (expected == Fit::Known) {
+            Schema added = s;
+            added.add(measurement);
+            EXPECT_EQ(added.fingerprint(), before) << to_json_text(measurement);
+        }
+    }
+    Schema fresh;
+    EXPECT_EQ(fresh.fit(first), Fit::New);
+}
+
 // A stored bucket's state is read column by column: the rollover
 // decisions must be those of the state built measurement by measurement.
 TEST(Schema, StateFromColumnsDecidesAsFromMeasurements) {

@@ -81,13 +81,13 @@ struct TouchedBucket {
     uint32_t appended_count() const { return created ? created->count() : appended.count(); }
 
     // Takes the measurement's values: the statement's batch is dropped
-    // once its buckets are written.
-    void append(Measurement &&m) {
+    // once its buckets are written. `schema_known` as decide() found it.
+    void append(Measurement &&m, bool schema_known) {
         if (created) {
-            created->append(std::move(m));
+            created->append(std::move(m), schema_known);
             return;
         }
-        stored->state.add(m.fields, m.bson_size);
+        stored->state.add(m.fields, m.bson_size, schema_known);
         appended_latest = std::max(appended_latest, m.time);
         appended.append(std::move(m.fields), m.bson_size);
     }
@@ -492,7 +492,7 @@ void BucketWriter::append(TouchedBucket &t, Measurement &m, const BucketState::D
         t.kept_open_for_large = true;
         counters_.numBucketsKeptOpenDueToLargeMeasurements++;
     }
-    t.append(std::move(m));
+    t.append(std::move(m), d.schema_known);
 }
 
 // A bucket is reopened only while under the maximum size, even one that
