@@ -246,6 +246,22 @@ def ingest_insert(conn, system, directory):
     return result
 
 
+def insert_floor(conn, directory):
+    """tscoll's 1,000-row INSERT statements into a table of one jsonb column
+    whose rule discards every row: what PostgreSQL spends on the statements
+    before any write (parsing, and jsonb_in on each document), rows/s."""
+    conn.execute("CREATE TABLE cpu_floor (doc jsonb)")
+    conn.execute("CREATE RULE discard AS ON INSERT TO cpu_floor DO INSTEAD NOTHING")
+    statements = insert_statements("tscoll", data_file("tscoll", directory), "_floor")
+    started = time.perf_counter()
+    for s in statements:
+        conn.execute(s)
+    seconds = time.perf_counter() - started
+    conn.execute("DROP TABLE cpu_floor")
+    rows = sum(1 for _ in open(data_file("tscoll", directory)))
+    return rows / seconds
+
+
 def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn):
     create(conn, system, "_one")
     with tempfile.NamedTemporaryFile("w", suffix=".pgbench", delete=False) as script:
@@ -612,9 +628,12 @@ def main():
                 conn, s, args.hosts, args.clients, args.single_rows, dsn)
 
     fill = None
+    floor = None
     if "tscoll" in systems and not args.no_ingest_variants:
         print("tscoll: single-row appends filling one bucket", file=sys.stderr)
         fill = append_cost(conn)
+        print("INSERT of 1,000 rows per statement, parsing alone", file=sys.stderr)
+        floor = insert_floor(conn, directory)
 
     figures = []
     for method in ["COPY", "INSERT x1000", "single-row INSERT"]:
@@ -684,6 +703,11 @@ def main():
         print(f"\ntscoll single-row appends filling one bucket (1,000, one session): "
               f"first tenth {fill[0]:.3f} ms, last tenth {fill[1]:.3f} ms each "
               f"({fill[1] / fill[0]:.2f}x)")
+    if floor:
+        jsonb = ingest.get(("INSERT x1000", "jsonb"), {}).get("rows/s")
+        print(f"\nINSERT x1000, parsing alone (the same statements into a table whose rule "
+              f"discards every row: no write can cost less): {floor:,.0f} rows/s"
+              + (f", {floor / jsonb:.2f}x the jsonb table's" if jsonb else ""))
     if rollups:
         (r0, _), (r1, f1), (r3, f3) = (rollups[0][n] for n in (0, 1, 3))
         latency = rollups[1]
