@@ -50,6 +50,44 @@ TEST(Number, CompareByValue) {
     EXPECT_LT(compare_numbers("-0.5", "-0.25"), 0);
 }
 
+// An integer and a double compare as machine numbers below 2^53 and by
+// their texts above: both ways must agree with the texts' order, also
+// where an integer rounds to the double it is compared with (int64's
+// largest, 2^63 - 1, to 2^63).
+TEST(Number, IntegerAgainstDoubleAgreesWithTexts) {
+    std::vector<std::string> texts = {"0",
+                                      "1",
+                                      "-1",
+                                      "49",
+                                      "49.6",
+                                      "50",
+                                      "-0.5",
+                                      "0.1",
+                                      "9007199254740991",
+                                      "9007199254740992",
+                                      "9007199254740993",
+                                      "9007199254740991.5",
+                                      "4503599627370495.5",
+                                      "4503599627370496",
+                                      "1152921504606846976",
+                                      "1152921504606846990",
+                                      "1.152921504606847e18",
+                                      "-1152921504606846990",
+                                      "-1.152921504606847e18",
+                                      "9223372036854775807",
+                                      "9223372036854775808",
+                                      "-9223372036854775809",
+                                      "-9223372036854775808",
+                                      "9.3e18",
+                                      "1e300"};
+    for (const std::string &a : texts)
+        for (const std::string &b : texts) {
+            int expected = compare_numbers(a, b);
+            EXPECT_EQ(compare_values(Value::number(a), Value::number(b)), expected)
+                << a << " against " << b;
+        }
+}
+
 // Numbers without an exponent compare in place; with one, through Decimal.
 // Both ways must agree.
 TEST(Number, ComparePlainAgreesWithDecimal) {
