@@ -1,4 +1,5 @@
-// Speed of the bucket data codecs: buckets of 1,000 measurements
+// Speed of the bucket data codecs (`codec_bench build N`: building N
+// buckets of TSBS rows once, for callgrind): buckets of 1,000 measurements
 // whose one field holds a kind of column (each picks its codec), decoded
 // again and again (and encoded again), as values per second and bytes per
 // value. Two decoders:
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -18,6 +20,7 @@
 #include "core/bucket.hpp"
 #include "core/bucket_data.hpp"
 #include "core/bucket_fold.hpp"
+#include "core/compare.hpp"
 #include "core/objectid.hpp"
 #include "core/value.hpp"
 
@@ -130,6 +133,31 @@ void fold_steps() {
     }
 }
 
+// What the insert path does with `buckets` buckets of 360 TSBS rows, once
+// (a run for callgrind, whose instruction counts do not vary as the
+// machine's speed does): the rollover decision and the append of each
+// measurement, then each bucket's encoding and control.
+void build_buckets(int buckets) {
+    std::vector<Value> rows = tsbs_measurements(360);
+    // Their forms worked out, as preparing a measurement does (its BSON size).
+    for (const Value &row : rows)
+        bson_document_size(row);
+    BucketingLimits limits;
+    size_t bytes = 0;
+    for (int b = 0; b < buckets; b++) {
+        Bucket bucket(ObjectId::generate(1451606400), 1451606400000000, "time");
+        for (const Value &row : rows) {
+            Measurement m{row.find("time")->as_date(), row, 200};
+            BucketState::Decision d = bucket.decide(m, limits);
+            if (d.reason != Rollover::None)
+                std::abort();
+            bucket.append(std::move(m), d.schema_known);
+        }
+        bytes += bucket.encode().size() + to_json_text(bucket.control()).size();
+    }
+    std::printf("%d buckets, %zu bytes\n", buckets, bytes);
+}
+
 // A step of TSBS's cpu walk (normal, sigma 1, clamped to [0, 100]).
 double walk_step(double value, std::mt19937_64 &rng) {
     std::normal_distribution<double> step(0.0, 1.0);
@@ -138,7 +166,11 @@ double walk_step(double value, std::mt19937_64 &rng) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    if (argc == 3 && std::string(argv[1]) == "build") {
+        build_buckets(std::atoi(argv[2]));
+        return 0;
+    }
     double walk = 50, decimal_walk = 50;
     std::vector<Column> columns = {
         {"integers, TSBS walk (packed steps)",

@@ -63,13 +63,6 @@ int compare_arrays(const Value::Array &a, const Value::Array &b) {
     return compare_scalars(a.size(), b.size());
 }
 
-// Below 2^53 in magnitude every integer is exactly a double: there an
-// integer and a double that is exactly its text compare as doubles.
-bool within_doubles(double d) {
-    constexpr double kExact = 9007199254740992.0;  // 2^53
-    return d > -kExact && d < kExact;
-}
-
 // Two integers, or two doubles each of which is exactly its text (their
 // order is their texts' order), or one of each below 2^53, compare as
 // machine numbers; anything else by their texts.
@@ -79,12 +72,9 @@ int compare_number_values(const Number &a, const Number &b) {
         return compare_scalars(*x.integer, *y.integer);
     if (x.real && y.real)
         return compare_scalars(*x.real, *y.real);
-    if (x.integer && y.real && within_doubles(static_cast<double>(*x.integer)) &&
-        within_doubles(*y.real))
-        return compare_scalars(static_cast<double>(*x.integer), *y.real);
-    if (x.real && y.integer && within_doubles(*x.real) &&
-        within_doubles(static_cast<double>(*y.integer)))
-        return compare_scalars(*x.real, static_cast<double>(*y.integer));
+    std::optional<double> p = a.ordering_double(), q = b.ordering_double();
+    if (p && q)
+        return compare_scalars(*p, *q);
     return compare_numbers(a.text, b.text);
 }
 

@@ -45,6 +45,47 @@ void fold(Value &summary, const Value &v, int direction) {
     }
 }
 
+// The ordering_double of a number; nullopt for any other value.
+std::optional<double> ordering_key(const Value &v) {
+    if (v.is(Value::Kind::Number))
+        return v.as_number().ordering_double();
+    return std::nullopt;
+}
+
+// The position of the first of the least (direction -1) or greatest (+1)
+// of values[from...], when they are all numbers with an ordering_double or
+// all dates: a column of readings or times is folded by comparing machine
+// values, and the fold takes only that value. nullopt for any other
+// column, or an empty one.
+std::optional<size_t> extreme_value(const std::vector<Value> &values, size_t from, int direction) {
+    if (from >= values.size())
+        return std::nullopt;
+    auto better = [direction](auto a, auto b) { return direction > 0 ? a > b : a < b; };
+    size_t best = from;
+    if (values[from].is(Value::Kind::Date)) {
+        for (size_t i = from + 1; i < values.size(); i++) {
+            if (!values[i].is(Value::Kind::Date))
+                return std::nullopt;
+            if (better(values[i].as_date(), values[best].as_date()))
+                best = i;
+        }
+        return best;
+    }
+    std::optional<double> extreme = ordering_key(values[from]);
+    if (!extreme)
+        return std::nullopt;
+    for (size_t i = from + 1; i < values.size(); i++) {
+        std::optional<double> d = ordering_key(values[i]);
+        if (!d)
+            return std::nullopt;
+        if (better(*d, *extreme)) {
+            best = i;
+            extreme = d;
+        }
+    }
+    return best;
+}
+
 void fold_field(Value &summary, const std::string &name, const std::vector<Value> &values,
                 int direction) {
     if (values.empty())
@@ -55,6 +96,10 @@ void fold_field(Value &summary, const std::string &name, const std::vector<Value
     if (existing == nullptr) {
         fields.push_back(Member{name, values[from++]});
         existing = &fields.back().value;
+    }
+    if (std::optional<size_t> i = extreme_value(values, from, direction)) {
+        fold(*existing, values[*i], direction);
+        return;
     }
     for (size_t i = from; i < values.size(); i++)
         fold(*existing, values[i], direction);

@@ -49,6 +49,16 @@ ExactNumber Number::exact() const {
     }
 }
 
+std::optional<double> Number::ordering_double() const {
+    constexpr double kExact = 9007199254740992.0;  // 2^53
+    if (form_ == Form::Unknown)
+        exact();  // works out the form
+    double d = form_ == Form::Integer ? static_cast<double>(integer_) : real_;
+    if ((form_ == Form::Integer || form_ == Form::Real) && d > -kExact && d < kExact)
+        return d;
+    return std::nullopt;
+}
+
 std::optional<double> Number::float8() const {
     ExactNumber e = exact();
     if (e.integer)

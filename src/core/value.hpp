@@ -39,6 +39,10 @@ class Number {
     // The double that reading the text as float8 gives, when the number is
     // exactly an integer or a double.
     std::optional<double> float8() const;
+    // A double that orders the number exactly among the numbers that have
+    // one: an integer or a double (exactly its text) of magnitude below
+    // 2^53, where every integer is exactly a double; nullopt otherwise.
+    std::optional<double> ordering_double() const;
 
     bool operator==(const Number &o) const { return text == o.text; }
 
