@@ -47,9 +47,10 @@ std::optional<std::vector<int64_t>> steps_of(const std::vector<int64_t> &ks) {
     return steps;
 }
 
+// From base up, the difference of two int64 is exact as uint64.
 bool in_frame(int64_t step, int64_t base, unsigned width) {
-    auto offset = static_cast<unsigned __int128>(static_cast<__int128>(step) - base);
-    return static_cast<__int128>(step) >= base && offset >> width == 0;
+    return step >= base &&
+           (static_cast<uint64_t>(step) - static_cast<uint64_t>(base)) >> width == 0;
 }
 
 uint64_t offset_of(int64_t step, int64_t base) {
@@ -203,9 +204,7 @@ size_t estimated_size(const std::vector<Distinct> &distinct, uint64_t n, unsigne
     uint64_t most = 0, held = 0;
     size_t from = 0;
     for (size_t i = 0, j = 0; i < distinct.size(); i++) {
-        __int128 last =
-            static_cast<__int128>(distinct[i].value) + ((static_cast<__int128>(1) << width) - 1);
-        for (; j < distinct.size() && distinct[j].value <= last; j++)
+        for (; j < distinct.size() && in_frame(distinct[j].value, distinct[i].value, width); j++)
             held += distinct[j].count;
         if (held > most) {
             most = held;
