@@ -1,5 +1,6 @@
 // Speed of the bucket data codecs (`codec_bench build N`: building N
-// buckets of TSBS rows once, for callgrind): buckets of 1,000 measurements
+// buckets of TSBS rows once, and `codec_bench parse FILE N`: parsing N
+// NDJSON lines once, for callgrind): buckets of 1,000 measurements
 // whose one field holds a kind of column (each picks its codec), decoded
 // again and again (and encoded again), as values per second and bytes per
 // value. Two decoders:
@@ -12,15 +13,19 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/bucket.hpp"
 #include "core/bucket_data.hpp"
 #include "core/bucket_fold.hpp"
 #include "core/compare.hpp"
+#include "core/json_text.hpp"
+#include "core/measurement.hpp"
 #include "core/number.hpp"
 #include "core/objectid.hpp"
 #include "core/value.hpp"
@@ -164,6 +169,40 @@ void build_buckets(int buckets) {
     std::printf("%d buckets, %zu bytes\n", buckets, bytes);
 }
 
+// What a COPY's parser thread does with the first `n` lines of an NDJSON
+// file (bench/data/*/cpu.ndjson), once, for callgrind: each line read into
+// a value, the meta "tags" skipped where its text was read before, and
+// the measurement prepared.
+void parse_lines(const char *path, size_t n) {
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; lines.size() < n && std::getline(in, line);)
+        lines.push_back(line);
+    CollectionFields fields{"cpu", "time", "tags", 60};
+    std::unordered_map<std::string, KnownMeta> metas;
+    ObjectIdMaker ids;
+    uint64_t bytes = 0;
+    for (const std::string &line : lines) {
+        const KnownMeta *known = nullptr;
+        SkippableMember skip("tags", [&](std::string_view text) {
+            auto it = metas.find(std::string(text));
+            known = it == metas.end() ? nullptr : &it->second;
+            return known != nullptr;
+        });
+        std::optional<Value> doc = read_plain_json(line, &skip);
+        if (!doc)
+            std::abort();
+        if (!skip.skipped)
+            metas.emplace(std::string(*skip.text), known_meta(*doc->find("tags")));
+        PreparedMeasurement p =
+            prepare_measurement(MeasurementInput{std::move(doc), {}, {}}, fields, 16 << 20,
+                                ids.make(1451606400), skip.skipped ? known : nullptr);
+        bytes += p.measurement.bson_size;
+    }
+    std::printf("%zu lines, %llu BSON bytes\n", lines.size(),
+                static_cast<unsigned long long>(bytes));
+}
+
 // A step of TSBS's cpu walk (normal, sigma 1, clamped to [0, 100]).
 double walk_step(double value, std::mt19937_64 &rng) {
     std::normal_distribution<double> step(0.0, 1.0);
@@ -175,6 +214,10 @@ double walk_step(double value, std::mt19937_64 &rng) {
 int main(int argc, char **argv) {
     if (argc == 3 && std::string(argv[1]) == "build") {
         build_buckets(std::atoi(argv[2]));
+        return 0;
+    }
+    if (argc == 4 && std::string(argv[1]) == "parse") {
+        parse_lines(argv[2], std::strtoull(argv[3], nullptr, 10));
         return 0;
     }
     double walk = 50, decimal_walk = 50;
