@@ -258,7 +258,8 @@ def insert_floor(conn, directory):
         conn.execute(s)
     seconds = time.perf_counter() - started
     conn.execute("DROP TABLE cpu_floor")
-    rows = sum(1 for _ in open(data_file("tscoll", directory)))
+    with open(data_file("tscoll", directory)) as f:
+        rows = sum(1 for _ in f)
     return rows / seconds
 
 

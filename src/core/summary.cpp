@@ -45,45 +45,41 @@ void fold(Value &summary, const Value &v, int direction) {
     }
 }
 
-// The ordering_double of a number; nullopt for any other value.
-std::optional<double> ordering_key(const Value &v) {
-    if (v.is(Value::Kind::Number))
-        return v.as_number().ordering_double();
-    return std::nullopt;
-}
-
 // The position of the first of the least (direction -1) or greatest (+1)
-// of values[from...], when they are all numbers with an ordering_double or
-// all dates: a column of readings or times is folded by comparing machine
-// values, and the fold takes only that value. nullopt for any other
-// column, or an empty one.
-std::optional<size_t> extreme_value(const std::vector<Value> &values, size_t from, int direction) {
+// of values[from...] by `key` (an optional machine value), when every one
+// has a key; nullopt otherwise, or for an empty range.
+template <typename Key>
+std::optional<size_t> extreme_by(const std::vector<Value> &values, size_t from, int direction,
+                                 Key key) {
     if (from >= values.size())
         return std::nullopt;
-    auto better = [direction](auto a, auto b) { return direction > 0 ? a > b : a < b; };
-    size_t best = from;
-    if (values[from].is(Value::Kind::Date)) {
-        for (size_t i = from + 1; i < values.size(); i++) {
-            if (!values[i].is(Value::Kind::Date))
-                return std::nullopt;
-            if (better(values[i].as_date(), values[best].as_date()))
-                best = i;
-        }
-        return best;
-    }
-    std::optional<double> extreme = ordering_key(values[from]);
+    auto extreme = key(values[from]);
     if (!extreme)
         return std::nullopt;
+    size_t best = from;
     for (size_t i = from + 1; i < values.size(); i++) {
-        std::optional<double> d = ordering_key(values[i]);
-        if (!d)
+        auto k = key(values[i]);
+        if (!k)
             return std::nullopt;
-        if (better(*d, *extreme)) {
+        if (direction > 0 ? *k > *extreme : *k < *extreme) {
             best = i;
-            extreme = d;
+            extreme = k;
         }
     }
     return best;
+}
+
+// The same for a column of numbers with an ordering_double or of dates:
+// a column of readings or times is folded by comparing machine values,
+// and the fold takes only that value.
+std::optional<size_t> extreme_value(const std::vector<Value> &values, size_t from, int direction) {
+    if (from < values.size() && values[from].is(Value::Kind::Date))
+        return extreme_by(values, from, direction, [](const Value &v) {
+            return v.is(Value::Kind::Date) ? std::optional<UnixMicros>(v.as_date()) : std::nullopt;
+        });
+    return extreme_by(values, from, direction, [](const Value &v) {
+        return v.is(Value::Kind::Number) ? v.as_number().ordering_double() : std::nullopt;
+    });
 }
 
 void fold_field(Value &summary, const std::string &name, const std::vector<Value> &values,
