@@ -3,6 +3,9 @@
 #include "core/bucket_fold.hpp"
 
 extern "C" {
+#include "access/htup_details.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type_d.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
@@ -10,8 +13,10 @@ extern "C" {
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/snapmgr.h"
 #include "access/detoast.h"
 #include "access/genam.h"
@@ -58,6 +63,22 @@ struct DirectRow {
 };
 
 bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, DirectRow *row);
+char *update_row_directly(Oid bucket_table, Datum id, ItemPointerData version, Datum control,
+                          Datum data);
+
+// A tail read by read_tails_directly, in the caller's memory context.
+struct DirectTail {
+    int64 seq;
+    int64 count;         // control.count
+    TimestampTz latest;  // max_time
+    Datum id;            // a copy
+    Datum data;          // detoasted, or 0 when not read
+    char *version;       // row_version
+};
+
+int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, const char *bucket,
+                        int64 from_seq, TailReading reading, DirectTail **tails);
+std::optional<ItemPointerData> version_tid(const std::string &version);
 
 // The insert path's SPI plans, kept for the session: a single-row INSERT
 // would otherwise parse and plan each of its queries again. PostgreSQL
@@ -423,7 +444,6 @@ std::optional<StoredBucket> BucketStore::load(
     UnixMicros min_time = row->min_time;
     Datum data = row->data;
     std::string version = std::move(row->version);
-    bool isnull = false;
 
     std::string key = cache_key(info_.bucket_table, id);
     auto cached = cached_states.find(key);
@@ -448,28 +468,70 @@ std::optional<StoredBucket> BucketStore::load(
     // have lost measurements since (DELETE, TTL, a meta update moving them
     // away), which leaves the state counting more than there is, never
     // less, and load_stored finds out.
-    const char *tails =
-        "SELECT (control->'tail'->>'seq')::int8 AS seq, data, ctid::text || xmin FROM ";
     bool current = fresh ? count_all_tails(stored, known)
                          : (known.next_seq != 0 && known.next_seq == stored.next_seq) ||
                                count_unread_tails(stored, known);
-    uint64 n = current ? 0 : run_tails(tails, " ORDER BY seq", id, min_time, meta, stored.next_seq);
+    std::vector<TailRow> tails;
+    if (!current)
+        tails = tails_from(id, min_time, meta, stored.next_seq, {true, false});
     bool all_versions = stored.tail_versions == stored.tails;
-    for (uint64 i = 0; i < n; i++) {
-        HeapTuple tail = SPI_tuptable->vals[i];
-        stored.next_seq = DatumGetInt64(SPI_getbinval(tail, SPI_tuptable->tupdesc, 1, &isnull)) + 1;
-        Datum tail_data = SPI_getbinval(tail, SPI_tuptable->tupdesc, 2, &isnull);
-        stored.state.add(outline_stored(id, tail_data));
-        stored.stored_bytes += pg_call([&] { return toast_raw_datum_size(tail_data) - VARHDRSZ; });
+    for (const TailRow &tail : tails) {
+        stored.next_seq = tail.seq + 1;
+        stored.state.add(outline_stored(id, tail.data));
+        stored.stored_bytes += pg_call([&] { return toast_raw_datum_size(tail.data) - VARHDRSZ; });
         if (all_versions) {
-            stored.tail_rows += column_text(tail, SPI_tuptable->tupdesc, 3).value_or("");
-            stored.tail_rows += ' ';
+            stored.tail_rows += tail.version + ' ';
             stored.tail_versions++;
         }
     }
-    stored.tails += static_cast<uint32_t>(n);
+    stored.tails += static_cast<uint32_t>(tails.size());
     cache(info_.bucket_table, stored);
     return stored;
+}
+
+// The tails of bucket `id` from `from_seq` on, in seq order, read as
+// `reading` says (without the direct path, with their data in any case).
+std::vector<BucketStore::TailRow> BucketStore::tails_from(const ObjectId &id, UnixMicros min_time,
+                                                          Jsonb *meta, int64_t from_seq,
+                                                          TailReading reading) {
+    std::vector<TailRow> tails;
+    if (info_.reopen_index && !info_.distributed()) {
+        std::string hex = id.to_hex();
+        DirectTail *rows = nullptr;
+        int n = pg_call([&] {
+            return read_tails_directly(info_.bucket_table, meta, to_timestamptz(min_time),
+                                       hex.c_str(), from_seq, reading, &rows);
+        });
+        if (n >= 0) {
+            for (int i = 0; i < n; i++)
+                tails.push_back({*reinterpret_cast<const ObjectId *>(DatumGetPointer(rows[i].id)),
+                                 rows[i].seq, rows[i].count, to_unix_micros(rows[i].latest),
+                                 rows[i].data, rows[i].version});
+            std::sort(tails.begin(), tails.end(),
+                      [](const TailRow &a, const TailRow &b) { return a.seq < b.seq; });
+            return tails;
+        }
+    }
+    uint64 n = run_tails(
+        "SELECT (control->'tail'->>'seq')::int8 AS seq, (control->>'count')::int8, max_time, "
+        "data, ctid::text || xmin, _id FROM ",
+        reading.lock ? " ORDER BY seq FOR UPDATE SKIP LOCKED" : " ORDER BY seq", id, min_time, meta,
+        from_seq);
+    for (uint64 i = 0; i < n; i++) {
+        HeapTuple row = SPI_tuptable->vals[i];
+        TupleDesc desc = SPI_tuptable->tupdesc;
+        bool isnull = false;
+        TailRow tail;
+        tail.seq = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+        tail.count = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+        tail.latest = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 3, &isnull)));
+        tail.data = SPI_getbinval(row, desc, 4, &isnull);
+        tail.version = column_text(row, desc, 5).value_or("");
+        tail.id = *reinterpret_cast<const ObjectId *>(
+            DatumGetPointer(SPI_getbinval(row, desc, 6, &isnull)));
+        tails.push_back(std::move(tail));
+    }
+    return tails;
 }
 
 namespace {
@@ -488,29 +550,22 @@ std::optional<std::vector<StoredTail>> BucketStore::load_tails(const StoredBucke
     if (stored.tails == 0)
         return tails;
     const ObjectId &id = stored.id;
-    uint64 n = run_tails(
-        "SELECT (control->'tail'->>'seq')::int8 AS seq, (control->>'count')::int8, max_time, "
-        "data, ctid::text || xmin, _id FROM ",
-        " ORDER BY seq FOR UPDATE SKIP LOCKED", id, stored.state.min_time(), meta, 1);
     // Every tail locked, the first ones (whose versions the state counted)
     // unchanged; the others were counted from the shared catalog, and are
     // read as they are now.
     std::string versions;
-    for (uint64 i = 0; i < n; i++) {
-        HeapTuple row = SPI_tuptable->vals[i];
-        TupleDesc desc = SPI_tuptable->tupdesc;
-        bool isnull = false;
+    for (TailRow &row : tails_from(id, stored.state.min_time(), meta, 1, {true, true})) {
         StoredTail tail;
-        tail.seq = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
-        tail.count = static_cast<uint32_t>(DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull)));
-        tail.latest = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 3, &isnull)));
-        tail.data = stored_data(SPI_getbinval(row, desc, 4, &isnull));
-        tail.version = column_text(row, desc, 5).value_or("");
-        tail.id = *reinterpret_cast<const ObjectId *>(
-            DatumGetPointer(SPI_getbinval(row, desc, 6, &isnull)));
+        tail.id = row.id;
+        tail.seq = row.seq;
+        tail.count = static_cast<uint32_t>(row.count);
+        tail.latest = row.latest;
+        tail.data = stored_data(row.data);
+        tail.version = std::move(row.version);
         versions += tail.version + ' ';
         tails.push_back(std::move(tail));
     }
+    size_t n = tails.size();
     if (n != stored.tails || versions.compare(0, stored.tail_rows.size(), stored.tail_rows) != 0) {
         cached_states.erase(cache_key(info_.bucket_table, id));
         return std::nullopt;
@@ -868,6 +923,21 @@ bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, Di
     return locked != nullptr;
 }
 
+// An executor state for writing rows of `rel` as logical replication
+// does, `generated` its extraUpdatedCols.
+EState *writer_state(Relation rel, Bitmapset *generated) {
+    EState *estate = CreateExecutorState();
+    RangeTblEntry *rte = makeNode(RangeTblEntry);
+    rte->rtekind = RTE_RELATION;
+    rte->relid = RelationGetRelid(rel);
+    rte->relkind = rel->rd_rel->relkind;
+    rte->rellockmode = RowExclusiveLock;
+    rte->extraUpdatedCols = generated;
+    ExecInitRangeTable(estate, list_make1(rte));
+    estate->es_output_cid = GetCurrentCommandId(true);
+    return estate;
+}
+
 // The new rows of a bucket table, inserted as logical replication applies
 // an insert (constraints, the generated min_time and max_time, TOAST,
 // indexes), without planning and running an INSERT: on single-row
@@ -883,14 +953,7 @@ char **insert_rows_directly(Oid bucket_table, int n, const Datum *ids, const Dat
         table_close(rel, NoLock);
         return nullptr;
     }
-    EState *estate = CreateExecutorState();
-    RangeTblEntry *rte = makeNode(RangeTblEntry);
-    rte->rtekind = RTE_RELATION;
-    rte->relid = bucket_table;
-    rte->relkind = rel->rd_rel->relkind;
-    rte->rellockmode = RowExclusiveLock;
-    ExecInitRangeTable(estate, list_make1(rte));
-    estate->es_output_cid = GetCurrentCommandId(true);
+    EState *estate = writer_state(rel, nullptr);
     ResultRelInfo *target = makeNode(ResultRelInfo);
     InitResultRelInfo(target, rel, 1, nullptr, 0);
     ExecOpenIndices(target, false);
@@ -926,6 +989,226 @@ char **insert_rows_directly(Oid bucket_table, int n, const Datum *ids, const Dat
     // (and a COPY's next flush) see these rows.
     CommandCounterIncrement();
     return versions;
+}
+
+// An index whose leading keys are the bucket table's (meta, min_time) or
+// min_time, valid and not partial: 1 or 2 keys lead (meta, min_time) or
+// min_time; 0 for none.
+int leading_start_keys(Relation index, AttrNumber meta, AttrNumber min_time) {
+    Form_pg_index form = index->rd_index;
+    if (!form->indisvalid || index->rd_rel->relam != BTREE_AM_OID ||
+        !heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, nullptr))
+        return 0;
+    if (form->indnkeyatts >= 2 && form->indkey.values[0] == meta &&
+        form->indkey.values[1] == min_time)
+        return 2;
+    return form->indnkeyatts >= 1 && form->indkey.values[0] == min_time ? 1 : 0;
+}
+
+// Whether a row's control names it a tail of `bucket` (hex) at seq
+// `from_seq` or later; sets `*seq`.
+bool tail_of(Jsonb *control, const char *bucket, int64 from_seq, int64 *seq) {
+    JsonbValue tail;
+    if (getKeyJsonValueFromContainer(&control->root, "tail", 4, &tail) == nullptr ||
+        tail.type != jbvBinary)
+        return false;
+    JsonbValue name, number;
+    if (getKeyJsonValueFromContainer(tail.val.binary.data, "bucket", 6, &name) == nullptr ||
+        name.type != jbvString || name.val.string.len != static_cast<int>(strlen(bucket)) ||
+        memcmp(name.val.string.val, bucket, name.val.string.len) != 0 ||
+        getKeyJsonValueFromContainer(tail.val.binary.data, "seq", 3, &number) == nullptr ||
+        number.type != jbvNumeric)
+        return false;
+    *seq = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(number.val.numeric)));
+    return *seq >= from_seq;
+}
+
+// Whether the row in `slot` is a tail of `bucket` (hex) at `from_seq` or
+// later, and of series `meta` when `test_meta` (found through an index
+// that does not lead with meta, or a later version of the row); sets
+// `*seq`.
+bool tail_row_of(TupleTableSlot *slot, bool test_meta, Jsonb *meta, const char *bucket,
+                 int64 from_seq, int64 *seq) {
+    bool isnull = false;
+    Datum control = slot_getattr(slot, 3, &isnull);
+    return !isnull && (!test_meta || of_series(slot, meta)) &&
+           tail_of(DatumGetJsonbP(control), bucket, from_seq, seq);
+}
+
+// control.count, as (control->>'count')::int8 reads it (0 if absent).
+int64 control_count(Jsonb *control) {
+    JsonbValue count;
+    if (getKeyJsonValueFromContainer(&control->root, "count", 5, &count) == nullptr ||
+        count.type != jbvNumeric)
+        return 0;
+    return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(count.val.numeric)));
+}
+
+// The tails of `bucket` (hex) of series `meta` starting at `min_time`,
+// from `from_seq` on, under the latest snapshot, as run_tails' query reads
+// them (locked as FOR UPDATE SKIP LOCKED locks a row, when `reading`
+// says so), through an index leading with (meta, min_time) or min_time,
+// without planning and running that query (on the 8-client single-row
+// load, reading tails went from 3.5% of the backends' samples to 2.4%).
+// Returns how many, in no order, or -1 when the table needs the query
+// (inserts_directly, or no such index).
+int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, const char *bucket,
+                        int64 from_seq, TailReading reading, DirectTail **tails) {
+    Relation rel = table_open(bucket_table, reading.lock ? RowShareLock : AccessShareLock);
+    TupleDesc desc = RelationGetDescr(rel);
+    AttrNumber start = SPI_fnumber(desc, "min_time");
+    AttrNumber end = SPI_fnumber(desc, "max_time");
+    Relation index = nullptr;
+    int keys = 0;
+    if (inserts_directly(rel) && start > 0) {
+        List *indexes = RelationGetIndexList(rel);
+        ListCell *cell;
+        foreach (cell, indexes) {
+            Relation candidate = index_open(lfirst_oid(cell), AccessShareLock);
+            if ((keys = leading_start_keys(candidate, 2, start)) > 0) {
+                index = candidate;
+                break;
+            }
+            index_close(candidate, AccessShareLock);
+        }
+    }
+    if (index == nullptr || end <= 0) {
+        if (index != nullptr)
+            index_close(index, AccessShareLock);
+        table_close(rel, NoLock);
+        return -1;
+    }
+    ScanKeyData key[2];
+    for (int k = 0; k < keys; k++) {
+        bool is_meta = keys == 2 && k == 0;
+        if (is_meta && meta == nullptr) {
+            ScanKeyEntryInitialize(&key[k], SK_ISNULL | SK_SEARCHNULL, 1, InvalidStrategy,
+                                   InvalidOid, InvalidOid, InvalidOid, 0);
+            continue;
+        }
+        Oid type = index->rd_opcintype[k];
+        Oid equal = get_opfamily_member(index->rd_opfamily[k], type, type, BTEqualStrategyNumber);
+        ScanKeyEntryInitialize(&key[k], 0, k + 1, BTEqualStrategyNumber, type,
+                               index->rd_indcollation[k], get_opcode(equal),
+                               is_meta ? PointerGetDatum(meta) : TimestampTzGetDatum(min_time));
+    }
+    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+    TupleTableSlot *slot = table_slot_create(rel, nullptr);
+    IndexScanDesc scan = index_beginscan(rel, index, snapshot, keys, 0);
+    index_rescan(scan, key, keys, nullptr, 0);
+    // As the executor locks a row (lock_row_directly).
+    int flags = IsolationUsesXactSnapshot() ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION;
+    int n = 0, allocated = 8;
+    *tails = static_cast<DirectTail *>(palloc(sizeof(DirectTail) * allocated));
+    while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
+        int64 seq = 0;
+        if (!tail_row_of(slot, keys == 1, meta, bucket, from_seq, &seq))
+            continue;
+        if (reading.lock) {
+            TM_FailureData failure;
+            TM_Result result =
+                table_tuple_lock(rel, &slot->tts_tid, snapshot, slot, GetCurrentCommandId(true),
+                                 LockTupleExclusive, LockWaitSkip, flags, &failure);
+            if (result != TM_Ok ||
+                (failure.traversed && !tail_row_of(slot, true, meta, bucket, from_seq, &seq)))
+                continue;
+        }
+        if (n == allocated) {
+            allocated *= 2;
+            *tails = static_cast<DirectTail *>(repalloc(*tails, sizeof(DirectTail) * allocated));
+        }
+        DirectTail &tail = (*tails)[n++];
+        bool isnull = false, free_tuple = false;
+        HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &free_tuple);
+        tail.seq = seq;
+        tail.count = control_count(DatumGetJsonbP(slot_getattr(slot, 3, &isnull)));
+        tail.latest = DatumGetTimestampTz(slot_getattr(slot, end, &isnull));
+        tail.id = datumCopy(slot_getattr(slot, 1, &isnull), false, TupleDescAttr(desc, 0)->attlen);
+        tail.data = reading.data
+                        ? PointerGetDatum(PG_DETOAST_DATUM_COPY(slot_getattr(slot, 4, &isnull)))
+                        : 0;
+        tail.version = row_version(&slot->tts_tid, HeapTupleHeaderGetRawXmin(tuple->t_data));
+        if (free_tuple)
+            heap_freetuple(tuple);
+    }
+    index_endscan(scan);
+    ExecDropSingleTupleTableSlot(slot);
+    UnregisterSnapshot(snapshot);
+    index_close(index, AccessShareLock);
+    table_close(rel, NoLock);
+    if (reading.lock)
+        CommandCounterIncrement();  // as SPI does after a statement: later ones see the locks
+    return n;
+}
+
+// The ctid of a row version as the queries spell it (row_version).
+std::optional<ItemPointerData> version_tid(const std::string &version) {
+    unsigned block = 0, offset = 0;
+    if (std::sscanf(version.c_str(), "(%u,%u)", &block, &offset) != 2)
+        return std::nullopt;
+    ItemPointerData tid;
+    ItemPointerSet(&tid, block, static_cast<OffsetNumber>(offset));
+    return tid;
+}
+
+// Writes the row of `id` at `version` (locked by this transaction) again
+// with `control` and `data` (0: as they are), as logical replication
+// applies an update (the generated min_time and max_time, constraints,
+// TOAST, index entries unless the update is HOT), without planning and
+// running an UPDATE (on the 8-client single-row load, writing rows again
+// went from 3.0% of the backends' samples to 2.5%). Returns the new
+// version, or nullptr when the table needs the statement
+// (inserts_directly) or `version` is not the row's latest (the statement
+// finds that one).
+char *update_row_directly(Oid bucket_table, Datum id, ItemPointerData version, Datum control,
+                          Datum data) {
+    Relation rel = table_open(bucket_table, RowExclusiveLock);
+    if (!inserts_directly(rel)) {
+        table_close(rel, NoLock);
+        return nullptr;
+    }
+    // The generated columns to compute again: all of them, which is what
+    // PostgreSQL does with no updatedCols, and what this field asks of
+    // the minor releases that still read it.
+    TupleDesc desc = RelationGetDescr(rel);
+    Bitmapset *generated = nullptr;
+    for (int c = 0; c < desc->natts; c++)
+        if (TupleDescAttr(desc, c)->attgenerated == ATTRIBUTE_GENERATED_STORED)
+            generated = bms_add_member(generated, c + 1 - FirstLowInvalidHeapAttributeNumber);
+    EState *estate = writer_state(rel, generated);
+    estate->es_snapshot = RegisterSnapshot(GetLatestSnapshot());
+    ResultRelInfo *target = makeNode(ResultRelInfo);
+    InitResultRelInfo(target, rel, 1, nullptr, 0);
+    TupleTableSlot *old = table_slot_create(rel, &estate->es_tupleTable);
+    TupleTableSlot *slot = table_slot_create(rel, &estate->es_tupleTable);
+    char *written = nullptr;
+    bool isnull = false;
+    if (table_tuple_fetch_row_version(rel, &version, SnapshotAny, old) &&
+        table_tuple_satisfies_snapshot(rel, old, estate->es_snapshot) &&
+        datumIsEqual(slot_getattr(old, 1, &isnull), id, false, ObjectId::kSize)) {
+        ExecOpenIndices(target, false);
+        slot_getallattrs(old);
+        ExecClearTuple(slot);
+        for (int c = 0; c < desc->natts; c++) {
+            slot->tts_values[c] = old->tts_values[c];
+            slot->tts_isnull[c] = old->tts_isnull[c];
+        }
+        if (control != 0)
+            slot->tts_values[2] = control;
+        if (data != 0)
+            slot->tts_values[3] = data;
+        ExecStoreVirtualTuple(slot);
+        ExecSimpleRelationUpdate(target, estate, nullptr, old, slot);
+        written = row_version(&slot->tts_tid, GetCurrentTransactionId());
+        ExecCloseIndices(target);
+    }
+    ExecResetTupleTable(estate->es_tupleTable, false);
+    UnregisterSnapshot(estate->es_snapshot);
+    FreeExecutorState(estate);
+    table_close(rel, NoLock);
+    // As SPI does after a statement: later queries see the new version.
+    CommandCounterIncrement();
+    return written;
 }
 
 }  // namespace
@@ -1037,6 +1320,22 @@ void BucketStore::write_row(const ObjectId &id, const std::string &data, const V
 std::string BucketStore::update_row(const ObjectId &id, const std::string &version,
                                     const Value *control, const std::string *data) {
     note_replaced_row(version);
+    std::optional<ItemPointerData> tid = info_.distributed() ? std::nullopt : version_tid(version);
+    if (tid) {
+        Datum new_control = control ? PointerGetDatum(control_jsonb(*control, row_context_)) : 0;
+        Datum new_data = data ? bytea_datum(*data, row_context_) : 0;
+        char *written = guarding_index_size([&] {
+            return pg_call([&] {
+                return update_row_directly(info_.bucket_table, objectid_datum(id, row_context_),
+                                           *tid, new_control, new_data);
+            });
+        });
+        if (written != nullptr) {
+            std::string result(written);
+            pg_call([&] { MemoryContextReset(row_context_); });
+            return result;
+        }
+    }
     std::string query = "UPDATE " + info_.bucket_name + " SET " +
                         (control ? "control = $2, data = $3" : "control = control") +
                         " WHERE _id = $1" + shard_condition(4) + " RETURNING ctid, xmin";
@@ -1057,14 +1356,12 @@ std::string BucketStore::update_row(const ObjectId &id, const std::string &versi
 void BucketStore::note_replaced_row(const std::string &row) {
     if (info_.distributed())
         return;  // the rows are in the workers' shards
-    unsigned block = 0, offset = 0;
-    if (std::sscanf(row.c_str(), "(%u,%u)", &block, &offset) != 2)
+    std::optional<ItemPointerData> version = version_tid(row);
+    if (!version)
         return;
-    ItemPointerData version;
-    ItemPointerSet(&version, block, static_cast<OffsetNumber>(offset));
     pg_call([&] {
         Relation relation = table_open(info_.bucket_table, RowExclusiveLock);
-        note_folded_rows(relation, &version, 1);
+        note_folded_rows(relation, &*version, 1);
         table_close(relation, NoLock);
     });
 }
@@ -1076,15 +1373,13 @@ void BucketStore::note_replaced_row(const std::string &row) {
 // skip the tail and leave its measurements, now in the bucket row, alone.
 void BucketStore::delete_folded_tails(const ObjectId &id, UnixMicros start, int64_t from_seq,
                                       uint32_t tails, Jsonb *meta) {
-    if (run_tails("SELECT ctid FROM ", "", id, start, meta, from_seq) != tails)
+    std::vector<ItemPointerData> rows;
+    for (const TailRow &tail : tails_from(id, start, meta, from_seq, {false, false}))
+        if (std::optional<ItemPointerData> row = version_tid(tail.version))
+            rows.push_back(*row);
+    if (rows.size() != tails)
         throw Error(ErrorCode::Internal,
                     "a tail of bucket " + id.to_hex() + " changed while locked");
-    std::vector<ItemPointerData> rows(tails);
-    for (uint32_t i = 0; i < tails; i++) {
-        bool isnull = false;
-        Datum tid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-        rows[i] = *reinterpret_cast<ItemPointer>(DatumGetPointer(tid));
-    }
     // The tails' measurements move; they are not those of a translated
     // statement being counted (one that called this insert, say).
     struct NotCounted {

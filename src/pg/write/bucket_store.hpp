@@ -74,6 +74,13 @@ struct StoredBucket {
 };
 
 // A tail row of a bucket, as a fold or a merge reads it.
+// How BucketStore reads tails: with their data or only their row
+// versions, and whether each is locked (FOR UPDATE SKIP LOCKED).
+struct TailReading {
+    bool data;
+    bool lock;
+};
+
 struct StoredTail {
     ObjectId id;
     int64_t seq;
@@ -161,6 +168,17 @@ class BucketStore {
         std::string version;
     };
     std::optional<LockedRow> lock_row(const ObjectId &id, Jsonb *meta);
+    // A tail as tails_from reads it; `data` is valid for the flush.
+    struct TailRow {
+        ObjectId id;
+        int64_t seq;
+        int64_t count;
+        UnixMicros latest;
+        Datum data;
+        std::string version;
+    };
+    std::vector<TailRow> tails_from(const ObjectId &id, UnixMicros min_time, Jsonb *meta,
+                                    int64_t from_seq, TailReading reading);
     void note_replaced_row(const std::string &row);
     void delete_folded_tails(const ObjectId &id, UnixMicros start, int64_t from_seq, uint32_t tails,
                              Jsonb *meta);
