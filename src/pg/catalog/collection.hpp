@@ -7,7 +7,9 @@
 
 extern "C" {
 #include "postgres.h"
+#include "datatype/timestamp.h"
 #include "nodes/parsenodes.h"
+#include "utils/jsonb.h"
 }
 
 #include <cstdint>
@@ -51,5 +53,10 @@ std::optional<CollectionInfo> find_collection_of_bucket_table(Oid bucket_table);
 
 // Raises 42501 unless the current user holds `mode` on the collection's view.
 void check_view_privilege(const CollectionInfo &info, AclMode mode);
+
+// control.<bound>.<field> as a timestamptz: what the bucket table's
+// generated min_time and max_time hold (tscoll._control_time). Raises
+// 22023 when it is not a date in the canonical form, 22008 out of range.
+TimestampTz control_time(Jsonb *control, const char *bound, const char *field);
 
 }  // namespace tscoll::pg

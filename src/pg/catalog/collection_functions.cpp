@@ -11,6 +11,7 @@ extern "C" {
 #include "core/collection_options.hpp"
 #include "core/date.hpp"
 #include "core/error.hpp"
+#include "pg/catalog/collection.hpp"
 #include "pg/guard.hpp"
 #include "pg/types/jsonb_value.hpp"
 #include "pg/pg_time.hpp"
@@ -70,13 +71,9 @@ TSCOLL_FUNCTION(tscoll_apply_coll_mod) {
     PG_RETURN_JSONB_P(tscoll::pg::value_to_jsonb(result));
 }
 
-// tscoll._control_time(control jsonb, bound text, time_field text)
-// RETURNS timestamptz: control.<bound>.<time field>, which must be a date in
-// the canonical form. Immutable: the form carries its own time zone (Z).
-TSCOLL_FUNCTION(tscoll_control_time) {
-    Jsonb *control = PG_GETARG_JSONB_P(0);
-    const char *bound = text_to_cstring(PG_GETARG_TEXT_PP(1));
-    const char *field = text_to_cstring(PG_GETARG_TEXT_PP(2));
+namespace tscoll::pg {
+
+TimestampTz control_time(Jsonb *control, const char *bound, const char *field) {
     JsonbValue storage;
     const JsonbValue *text = control_string(control, bound, field, &storage);
     std::optional<tscoll::UnixMicros> t;
@@ -88,9 +85,21 @@ TSCOLL_FUNCTION(tscoll_control_time) {
                         errmsg("invalid bucket control: \"%s.%s\" must be a date in the form "
                                "YYYY-MM-DDTHH:MM:SS.fffZ",
                                bound, field)));
-    TimestampTz result = tscoll::pg::to_timestamptz(*t);
+    TimestampTz result = to_timestamptz(*t);
     if (!IS_VALID_TIMESTAMP(result))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("invalid bucket control: \"%s.%s\" is out of range", bound, field)));
-    PG_RETURN_TIMESTAMPTZ(result);
+    return result;
+}
+
+}  // namespace tscoll::pg
+
+// tscoll._control_time(control jsonb, bound text, time_field text)
+// RETURNS timestamptz: control.<bound>.<time field>, which must be a date in
+// the canonical form. Immutable: the form carries its own time zone (Z).
+TSCOLL_FUNCTION(tscoll_control_time) {
+    Jsonb *control = PG_GETARG_JSONB_P(0);
+    const char *bound = text_to_cstring(PG_GETARG_TEXT_PP(1));
+    const char *field = text_to_cstring(PG_GETARG_TEXT_PP(2));
+    PG_RETURN_TIMESTAMPTZ(tscoll::pg::control_time(control, bound, field));
 }
