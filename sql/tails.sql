@@ -147,6 +147,25 @@ INSERT INTO by_row (doc) SELECT doc || '{"_id": 20001}' FROM source WHERE i = 23
 INSERT INTO by_copy (doc) SELECT doc || jsonb_build_object('_id', 20000 + g) FROM source, generate_series(0, 1) g
                            WHERE i = 2399;
 SELECT differs('SELECT t, m, doc FROM %s');
+-- Writers compute min_time and max_time from the control themselves: on
+-- every row written so (buckets, tails, merged tails, folded buckets) they
+-- are what the columns' expressions give. With another generated column
+-- of a hand-added expression, PostgreSQL computes them all.
+SELECT count(*) > 0 AS has_rows,
+       count(*) FILTER (WHERE min_time IS DISTINCT FROM tscoll._control_time(control, 'min', 't')
+                           OR max_time IS DISTINCT FROM tscoll._control_time(control, 'max', 't'))
+         AS disagree
+  FROM "system.buckets.by_row";
+ALTER TABLE "system.buckets.by_row" ADD COLUMN span interval GENERATED ALWAYS AS
+    (tscoll._control_time(control, 'max', 't') - tscoll._control_time(control, 'min', 't')) STORED;
+INSERT INTO by_row (doc) SELECT doc || jsonb_build_object('_id', 20010 + g) FROM source,
+    generate_series(0, 39) g WHERE i = 2398;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE span IS DISTINCT FROM max_time - min_time
+                           OR max_time IS DISTINCT FROM tscoll._control_time(control, 'max', 't'))
+         AS disagree
+  FROM "system.buckets.by_row";
+ALTER TABLE "system.buckets.by_row" DROP COLUMN span;
 CREATE ROLE tails_stranger;
 SET ROLE tails_stranger;
 SELECT try($$SELECT tscoll.fold_tails('by_row')$$);
