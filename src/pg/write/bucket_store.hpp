@@ -20,6 +20,7 @@ extern "C" {
 #include <vector>
 
 #include "core/bucket.hpp"
+#include "pg/write/bucket_rows.hpp"
 #include "pg/write/encode_threads.hpp"
 #include "pg/storage/bucket_am.hpp"
 #include "pg/catalog/catalog.hpp"
@@ -74,13 +75,6 @@ struct StoredBucket {
 };
 
 // A tail row of a bucket, as a fold or a merge reads it.
-// How BucketStore reads tails: with their data or only their row
-// versions, and whether each is locked (FOR UPDATE SKIP LOCKED).
-struct TailReading {
-    bool data;
-    bool lock;
-};
-
 struct StoredTail {
     ObjectId id;
     int64_t seq;
