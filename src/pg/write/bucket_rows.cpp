@@ -27,7 +27,6 @@ extern "C" {
 
 #include <cstdio>
 
-#include "core/objectid.hpp"
 #include "pg/catalog/collection.hpp"
 
 namespace tscoll::pg {
@@ -69,6 +68,29 @@ static bool of_series(TupleTableSlot *slot, Jsonb *meta) {
     return DatumGetBool(DirectFunctionCall2(jsonb_eq, stored, PointerGetDatum(meta)));
 }
 
+// `key` as `<index column k> = value`, with the index's own equality.
+static void equality_key(ScanKey key, Relation index, int k, Datum value) {
+    Oid type = index->rd_opcintype[k];
+    Oid equal = get_opfamily_member(index->rd_opfamily[k], type, type, BTEqualStrategyNumber);
+    ScanKeyEntryInitialize(key, 0, k + 1, BTEqualStrategyNumber, type, index->rd_indcollation[k],
+                           get_opcode(equal), value);
+}
+
+// Locks the row in `slot` as the executor locks a row for FOR UPDATE SKIP
+// LOCKED: under READ COMMITTED, the latest version of one updated since
+// the snapshot, which `slot` then holds (`*traversed`, to be tested
+// again). Whether it was locked.
+static bool lock_skip_locked(Relation rel, TupleTableSlot *slot, Snapshot snapshot,
+                             bool *traversed) {
+    int flags = IsolationUsesXactSnapshot() ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION;
+    TM_FailureData failure;
+    TM_Result result =
+        table_tuple_lock(rel, &slot->tts_tid, snapshot, slot, GetCurrentCommandId(true),
+                         LockTupleExclusive, LockWaitSkip, flags, &failure);
+    *traversed = failure.traversed;
+    return result == TM_Ok;
+}
+
 // The row of bucket `id` of series `meta`, locked as `SELECT ... WHERE _id
 // = $1 AND <meta test> FOR UPDATE SKIP LOCKED` under the latest snapshot
 // locks it, through the primary key without planning and running that
@@ -85,26 +107,17 @@ bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, Di
         return false;
     }
     Relation index = index_open(primary_key, AccessShareLock);
-    Oid equal = get_opfamily_member(index->rd_opfamily[0], index->rd_opcintype[0],
-                                    index->rd_opcintype[0], BTEqualStrategyNumber);
     ScanKeyData key;
-    ScanKeyInit(&key, 1, BTEqualStrategyNumber, get_opcode(equal), id);
+    equality_key(&key, index, 0, id);
     Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
     TupleTableSlot *slot = table_slot_create(rel, nullptr);
     IndexScanDesc scan = index_beginscan(rel, index, snapshot, 1, 0);
     index_rescan(scan, &key, 1, nullptr, 0);
-    // As the executor locks a row: under READ COMMITTED, the latest
-    // version of one updated since the snapshot, tested again.
-    int flags = IsolationUsesXactSnapshot() ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION;
     HeapTuple locked = nullptr;
+    bool traversed = false;
     while (locked == nullptr && index_getnext_slot(scan, ForwardScanDirection, slot)) {
-        if (!of_series(slot, meta))
-            continue;
-        TM_FailureData failure;
-        TM_Result result =
-            table_tuple_lock(rel, &slot->tts_tid, snapshot, slot, GetCurrentCommandId(true),
-                             LockTupleExclusive, LockWaitSkip, flags, &failure);
-        if (result == TM_Ok && (!failure.traversed || of_series(slot, meta)))
+        if (of_series(slot, meta) && lock_skip_locked(rel, slot, snapshot, &traversed) &&
+            (!traversed || of_series(slot, meta)))
             locked = ExecCopySlotHeapTuple(slot);
     }
     if (locked != nullptr) {
@@ -389,33 +402,23 @@ int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, con
                                    InvalidOid, InvalidOid, InvalidOid, 0);
             continue;
         }
-        Oid type = index->rd_opcintype[k];
-        Oid equal = get_opfamily_member(index->rd_opfamily[k], type, type, BTEqualStrategyNumber);
-        ScanKeyEntryInitialize(&key[k], 0, k + 1, BTEqualStrategyNumber, type,
-                               index->rd_indcollation[k], get_opcode(equal),
-                               is_meta ? PointerGetDatum(meta) : TimestampTzGetDatum(min_time));
+        equality_key(&key[k], index, k,
+                     is_meta ? PointerGetDatum(meta) : TimestampTzGetDatum(min_time));
     }
     Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
     TupleTableSlot *slot = table_slot_create(rel, nullptr);
     IndexScanDesc scan = index_beginscan(rel, index, snapshot, keys, 0);
     index_rescan(scan, key, keys, nullptr, 0);
-    // As the executor locks a row (lock_row_directly).
-    int flags = IsolationUsesXactSnapshot() ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION;
     int n = 0, allocated = 8;
     *tails = static_cast<DirectTail *>(palloc(sizeof(DirectTail) * allocated));
     while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
         int64 seq = 0;
         if (!tail_row_of(slot, keys == 1, meta, bucket, from_seq, &seq))
             continue;
-        if (reading.lock) {
-            TM_FailureData failure;
-            TM_Result result =
-                table_tuple_lock(rel, &slot->tts_tid, snapshot, slot, GetCurrentCommandId(true),
-                                 LockTupleExclusive, LockWaitSkip, flags, &failure);
-            if (result != TM_Ok ||
-                (failure.traversed && !tail_row_of(slot, true, meta, bucket, from_seq, &seq)))
-                continue;
-        }
+        bool traversed = false;
+        if (reading.lock && (!lock_skip_locked(rel, slot, snapshot, &traversed) ||
+                             (traversed && !tail_row_of(slot, true, meta, bucket, from_seq, &seq))))
+            continue;
         if (n == allocated) {
             allocated *= 2;
             *tails = static_cast<DirectTail *>(repalloc(*tails, sizeof(DirectTail) * allocated));
@@ -488,7 +491,7 @@ char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum i
     bool isnull = false;
     if (table_tuple_fetch_row_version(rel, &version, SnapshotAny, old) &&
         table_tuple_satisfies_snapshot(rel, old, estate->es_snapshot) &&
-        datumIsEqual(slot_getattr(old, 1, &isnull), id, false, ObjectId::kSize)) {
+        datumIsEqual(slot_getattr(old, 1, &isnull), id, false, TupleDescAttr(desc, 0)->attlen)) {
         ExecOpenIndices(target, false);
         slot_getallattrs(old);
         ExecClearTuple(slot);

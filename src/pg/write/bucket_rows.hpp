@@ -2,9 +2,10 @@
 // a query, as logical replication applies changes: on single-row appends,
 // a statement's executor start and end cost more than its row
 // (doc/ARCHITECTURE.md, "Tails", Writing). PostgreSQL code on plain data:
-// call it through pg_call (guard.hpp). Each answers "the query is needed"
-// (false, nullptr or -1) for a bucket table with triggers, rules, row
-// security or columns of its own, which BucketStore then writes by SPI.
+// call it through pg_call (guard.hpp). The reads and writes answer "the
+// query is needed" (`*direct` false, nullptr or -1) for a bucket table
+// with triggers, rules, row security or columns of its own, which
+// BucketStore then reads or writes by SPI.
 #pragma once
 
 extern "C" {
