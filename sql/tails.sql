@@ -87,6 +87,15 @@ SELECT q, differs(q) FROM unnest(ARRAY[
     'SELECT * FROM (SELECT t, doc->>''_id'' FROM %s ORDER BY t DESC, doc->>''_id'' LIMIT 5) l',
     'SELECT t, doc->>''_id'' FROM %s WHERE t >= ''2024-03-01 02:30:00+00'' AND (doc->>''v'')::float8 > 50',
     'SELECT max(t), min(t) FROM %s',
+    'SELECT t, doc->>''_id'' FROM %s WHERE t < ''2024-03-01 02:40:00+00''',
+    'SELECT t, doc->>''_id'' FROM %s WHERE t <= ''2024-03-01 02:29:00+00'' AND t > ''2024-03-01 02:20:00+00''',
+    'SELECT doc->>''_id'' FROM %s WHERE t = ''2024-03-01 02:29:30+00''',
+    'SELECT doc->>''_id'' FROM %s WHERE t IN (''2024-03-01 02:29:00+00'', ''2024-03-01 02:29:30+00'')',
+    'SELECT max(t) FROM %s',
+    'SELECT m, max(t) FROM %s GROUP BY m',
+    'SELECT * FROM (SELECT t, doc->>''_id'' FROM %s WHERE m = ''"s2"'' ORDER BY t DESC LIMIT 3) l',
+    'SELECT * FROM (SELECT t, doc->>''_id'' FROM %s ORDER BY t, doc->>''_id'' LIMIT 5) l',
+    'SELECT * FROM (SELECT date_trunc(''minute'', t), count(*) FROM %s GROUP BY 1 ORDER BY 1 DESC LIMIT 3) l',
     'SELECT doc->>''_id'' FROM %s WHERE m = ''"s3"'' AND doc->>''x'' LIKE ''x%%''']) q;
 
 -- A DELETE of measurements, a meta update, expiry: tails are rows like any other.
