@@ -158,19 +158,28 @@ INSERT INTO by_copy (doc) SELECT doc || jsonb_build_object('_id', 20000 + g) FRO
 SELECT differs('SELECT t, m, doc FROM %s');
 -- Writers compute min_time and max_time from the control themselves: on
 -- every row written so (buckets, tails, merged tails, folded buckets) they
--- are what the columns' expressions give. With another generated column
--- of a hand-added expression, PostgreSQL computes them all.
-SELECT count(*) > 0 AS has_rows,
+-- are what the columns' expressions give. A tail's max_time is its
+-- bucket's start plus the span (an hour), a bound no append moves; its
+-- latest time is control.max ('latest'), as a bucket row's max_time is.
+-- With another generated column of a hand-added expression, PostgreSQL
+-- computes them all.
+SELECT count(*) > 0 AS has_rows, count(*) FILTER (WHERE control ? 'tail') > 0 AS has_tails,
        count(*) FILTER (WHERE min_time IS DISTINCT FROM tscoll._control_time(control, 'min', 't')
                            OR max_time IS DISTINCT FROM tscoll._control_time(control, 'max', 't'))
-         AS disagree
+         AS disagree,
+       count(*) FILTER (WHERE control ? 'tail' AND max_time <> min_time + interval '1 hour')
+         AS unbounded_tails,
+       count(*) FILTER (WHERE NOT control ? 'tail'
+                          AND max_time <> tscoll._control_time(control, 'latest', 't'))
+         AS inexact_buckets
   FROM "system.buckets.by_row";
 ALTER TABLE "system.buckets.by_row" ADD COLUMN span interval GENERATED ALWAYS AS
-    (tscoll._control_time(control, 'max', 't') - tscoll._control_time(control, 'min', 't')) STORED;
+    (tscoll._control_time(control, 'latest', 't') - tscoll._control_time(control, 'min', 't')) STORED;
 INSERT INTO by_row (doc) SELECT doc || jsonb_build_object('_id', 20010 + g) FROM source,
     generate_series(0, 39) g WHERE i = 2398;
 SELECT count(*) AS rows,
-       count(*) FILTER (WHERE span IS DISTINCT FROM max_time - min_time
+       count(*) FILTER (WHERE span IS DISTINCT FROM tscoll._control_time(control, 'latest', 't')
+                                                    - min_time
                            OR max_time IS DISTINCT FROM tscoll._control_time(control, 'max', 't'))
          AS disagree
   FROM "system.buckets.by_row";

@@ -617,7 +617,9 @@ DECLARE
     c tscoll.collections;
 BEGIN
     -- min_time/max_time are derived from control so that indexes and
-    -- pruning can use them; they can never disagree with it.
+    -- pruning can use them; they can never disagree with it. Pages keep a
+    -- tenth free, so that a tail written again in place (an append) stays
+    -- on its page, a HOT update.
     EXECUTE pg_catalog.format(
         'CREATE TABLE %s (
             _id tscoll.objectid NOT NULL PRIMARY KEY,
@@ -628,7 +630,7 @@ BEGIN
                 GENERATED ALWAYS AS (tscoll._control_time(control, ''min'', %L)) STORED,
             max_time timestamptz NOT NULL
                 GENERATED ALWAYS AS (tscoll._control_time(control, ''max'', %L)) STORED
-        ) USING tscoll_buckets', buckets, time_field, time_field);
+        ) USING tscoll_buckets WITH (fillfactor = 90)', buckets, time_field, time_field);
     EXECUTE pg_catalog.format(
         'COMMENT ON TABLE %s IS %L', buckets,
         pg_catalog.format('buckets of the time-series collection %s', view));

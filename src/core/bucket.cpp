@@ -154,6 +154,10 @@ Value tail_control(const std::string &time_field, UnixMicros bucket_start, UnixM
     Value tail = Value::object();
     tail.add("bucket", Value::string(ref.bucket.to_hex()));
     tail.add("seq", Value::number(ref.seq));
+    if (ref.until)
+        tail.add("until", Value::string(format_canonical_date(*ref.until)));
+    if (ref.first && *ref.first != ref.seq)
+        tail.add("first", Value::number(*ref.first));
     Value control = Value::object();
     control.add("version", Value::number(static_cast<int64_t>(BucketData::kFormatVersion)));
     control.add("min", std::move(min));
@@ -173,7 +177,13 @@ std::optional<TailRef> tail_ref(const Value &control) {
     if (bucket == nullptr || !bucket->is(Value::Kind::String) || !number)
         throw Error(ErrorCode::Corrupt,
                     "invalid tail control: control.tail needs a bucket and a seq");
-    return TailRef{ObjectId::from_hex(bucket->as_string()), *number};
+    const Value *until = tail->find("until");
+    std::optional<UnixMicros> end = until != nullptr && until->is(Value::Kind::String)
+                                        ? parse_canonical_date(until->as_string())
+                                        : std::nullopt;
+    const Value *first = tail->find("first");
+    std::optional<int64_t> first_seq = first ? first->as_exact_int64() : std::nullopt;
+    return TailRef{ObjectId::from_hex(bucket->as_string()), *number, end, first_seq};
 }
 
 std::optional<size_t> first_tail_to_merge(const std::vector<uint32_t> &tail_counts,

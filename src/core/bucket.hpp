@@ -146,18 +146,25 @@ class Bucket {
 // A tail (doc/ARCHITECTURE.md, "Tails"): measurements that a later
 // statement appended to a stored bucket, kept in a bucket-table row of their
 // own until they are folded into the bucket, so that an append writes what
-// it appends and not the whole bucket. `seq` orders a bucket's tails as
-// they were appended (1, 2, ...).
+// it appends and not the whole bucket. Each append takes the bucket's next
+// seq (1, 2, ...); a tail holds the appends from `first` to `seq`, more
+// than one when later ones were written into it in place.
 struct TailRef {
     ObjectId bucket;
     int64_t seq;
+    // The end of the bucket's span when the tail was written: the tail's
+    // max_time, a bound that no append to it moves.
+    std::optional<UnixMicros> until;
+    // The seq of its first append, when it is not `seq`.
+    std::optional<int64_t> first = std::nullopt;
 };
 
 // A tail row's control: {"version": 2, "min": {<time>: the bucket's start},
 // "max": {<time>: the tail's latest time}, "count": n, "tail": {"bucket":
-// "<hex>", "seq": n}}. The bucket's start as min keeps the row within its
-// bucket's time range, for pruning and the time merge; the fields are not
-// summarised, so pruning by them keeps the row.
+// "<hex>", "seq": n[, "until": <the bucket's start + span>][, "first": n]}}.
+// The bucket's start as min keeps the row within its bucket's time range,
+// for pruning and the time merge; the fields are not summarised, so
+// pruning by them keeps the row.
 Value tail_control(const std::string &time_field, UnixMicros bucket_start, UnixMicros latest,
                    uint32_t count, const TailRef &ref);
 // The tail a control belongs to; nullopt for a bucket's own control.

@@ -62,11 +62,13 @@ SELECT coalesce(control->'tail'->>'bucket', _id::text) AS bucket, *
 -- Every bucket, tails included, obeys its limits; every row's control
 -- matches its data.
 SELECT 'crash_bucket_limits', coalesce(bool_and(n <= 1000 AND span < interval '1 hour'), true)
-  FROM (SELECT sum((control->>'count')::int) AS n, max(max_time) - min(min_time) AS span
+  FROM (SELECT sum((control->>'count')::int) AS n,
+               max(tscoll._control_time(control, 'latest', 't')) - min(min_time) AS span
           FROM bucket_rows GROUP BY bucket) per_bucket;
 SELECT 'crash_bucket_control_matches_data', coalesce(bool_and(ok), true) FROM (
     SELECT (b.control->>'count')::int = count(u.*)
-           AND min(u.time) >= b.min_time AND max(u.time) = b.max_time AS ok
+           AND min(u.time) >= b.min_time AND max(u.time) <= b.max_time
+           AND max(u.time) = tscoll._control_time(b.control, 'latest', 't') AS ok
       FROM "system.buckets.c" b,
            LATERAL tscoll._unpack(b._id, b.meta, b.data, 't', 'm') u
      GROUP BY b._id, b.control, b.min_time, b.max_time) per_bucket;

@@ -693,5 +693,31 @@ TEST(Tails, MergedAppendsWriteEachMeasurementAFewTimes) {
     }
 }
 
+// A tail's control names its bucket, its seq, the bound of its max_time
+// and the seq of its first append (when appends were written into it in
+// place), and reads back as written.
+TEST(Tails, ControlCarriesSeqUntilAndFirst) {
+    ObjectId bucket = ObjectId::from_parts(7, 9);
+    Value plain =
+        tail_control("t", 100 * kSecond, 130 * kSecond, 3, TailRef{bucket, 4, std::nullopt});
+    std::optional<TailRef> ref = tail_ref(plain);
+    ASSERT_TRUE(ref.has_value());
+    EXPECT_EQ(ref->bucket.to_hex(), bucket.to_hex());
+    EXPECT_EQ(ref->seq, 4);
+    EXPECT_EQ(ref->until, std::nullopt);
+    EXPECT_EQ(ref->first, std::nullopt);
+    Value in_place =
+        tail_control("t", 100 * kSecond, 130 * kSecond, 5, TailRef{bucket, 6, 3700 * kSecond, 4});
+    ref = tail_ref(in_place);
+    ASSERT_TRUE(ref.has_value());
+    EXPECT_EQ(ref->seq, 6);
+    EXPECT_EQ(ref->until, std::optional<UnixMicros>(3700 * kSecond));
+    EXPECT_EQ(ref->first, std::optional<int64_t>(4));
+    // A first that is the seq itself is not written.
+    Value one = tail_control("t", 100 * kSecond, 130 * kSecond, 1, TailRef{bucket, 6, {}, 6});
+    EXPECT_EQ(one.find("tail")->find("first"), nullptr);
+    EXPECT_EQ(tail_ref(Value::object()), std::nullopt);
+}
+
 }  // namespace
 }  // namespace tscoll

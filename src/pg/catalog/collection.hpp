@@ -55,8 +55,13 @@ std::optional<CollectionInfo> find_collection_of_bucket_table(Oid bucket_table);
 void check_view_privilege(const CollectionInfo &info, AclMode mode);
 
 // control.<bound>.<field> as a timestamptz: what the bucket table's
-// generated min_time and max_time hold (tscoll._control_time). Raises
-// 22023 when it is not a date in the canonical form, 22008 out of range.
+// generated min_time and max_time hold (tscoll._control_time). A tail's
+// max_time is its control.tail.until, its bucket's start plus the span
+// when it was written: a bound that no append moves, so that a tail
+// written again in place keeps its index entries (a HOT update), and that
+// keeps max_time - min_time within the span, as pruning needs. Its latest
+// time is bound "latest" (control.max). Raises 22023 when it is not
+// a date in the canonical form, 22008 out of range.
 TimestampTz control_time(Jsonb *control, const char *bound, const char *field);
 
 }  // namespace tscoll::pg

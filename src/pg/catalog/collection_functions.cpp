@@ -74,8 +74,14 @@ TSCOLL_FUNCTION(tscoll_apply_coll_mod) {
 namespace tscoll::pg {
 
 TimestampTz control_time(Jsonb *control, const char *bound, const char *field) {
+    // A tail's max is its until (control.tail.until), when it has one.
+    bool tail_max = strcmp(bound, "max") == 0;
     JsonbValue storage;
-    const JsonbValue *text = control_string(control, bound, field, &storage);
+    const JsonbValue *text =
+        tail_max ? control_string(control, "tail", "until", &storage) : nullptr;
+    if (text == nullptr)
+        text =
+            control_string(control, strcmp(bound, "latest") == 0 ? "max" : bound, field, &storage);
     std::optional<tscoll::UnixMicros> t;
     if (text != nullptr)
         t = tscoll::parse_canonical_date(
@@ -96,7 +102,9 @@ TimestampTz control_time(Jsonb *control, const char *bound, const char *field) {
 
 // tscoll._control_time(control jsonb, bound text, time_field text)
 // RETURNS timestamptz: control.<bound>.<time field>, which must be a date in
-// the canonical form. Immutable: the form carries its own time zone (Z).
+// the canonical form; 'max' of a tail is its control.tail.until and
+// 'latest' is control.max (control_time). Immutable: the form carries its own time
+// zone (Z).
 TSCOLL_FUNCTION(tscoll_control_time) {
     Jsonb *control = PG_GETARG_JSONB_P(0);
     const char *bound = text_to_cstring(PG_GETARG_TEXT_PP(1));

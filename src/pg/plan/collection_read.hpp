@@ -82,6 +82,15 @@ bool aggregate_in_buckets(const CollectionRead &read);
 // The bucket table's column `name` as the view's bucket row has it.
 Node *bucket_column(const CollectionRead &read, const char *name);
 
+// The latest time of a bucket row's measurements: its max_time, but a
+// tail's max_time is a bound that appends do not move
+// (catalog/collection.hpp) and its latest time is in its control. As SQL on
+// the bucket row aliased `alias` of a collection whose time field is
+// `time_field`, and on the view's bucket row: each row's control is read
+// (whether it is a tail), a tail's latest time only from a tail's.
+char *latest_time_sql(const char *alias, const char *time_field);
+Node *latest_time(const CollectionRead &read);
+
 // Bucket pruning (prune.cpp): the query's conditions on the view give
 // conditions on bucket rows, added to the view's WHERE.
 void add_bucket_conditions(const CollectionRead &read);

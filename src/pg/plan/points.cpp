@@ -41,6 +41,7 @@ extern "C" {
 #include "pg/guard.hpp"
 #include "pg/plan/collection_read.hpp"
 #include "pg/node_trees.hpp"
+#include "pg/read/unpack_call.hpp"
 #include "pg/search_path.hpp"
 #include "pg/settings.hpp"
 
@@ -156,16 +157,18 @@ Node *analysed_bucket_condition(const CollectionRead &read, const char *conditio
 bool read_last_points_only(const CollectionRead &read) {
     if (!asks_for_last_points(read))
         return false;
+    const char *time_field =
+        const_text(static_cast<Node *>(list_nth(unpack_arguments(read), unpack_call::kTimeField)));
     Node *latest_buckets = analysed_bucket_condition(
-        read,
-        "(coalesce(b.meta::text, ''), b.max_time) IN "
-        "(SELECT coalesce(l.meta::text, ''), max(l.max_time) FROM %s l GROUP BY 1)");
+        read, psprintf("(coalesce(b.meta::text, ''), %s) IN "
+                       "(SELECT coalesce(l.meta::text, ''), max(%s) FROM %%s l GROUP BY 1)",
+                       latest_time_sql("b", time_field), latest_time_sql("l", time_field)));
     List *equals = qualified("pg_catalog", "=");
     Oid equals_op = OpernameGetOprid(equals, TIMESTAMPTZOID, TIMESTAMPTZOID);
     Expr *latest_point =
         make_opclause(equals_op, BOOLOID, false,
                       (Expr *)makeVar(read.unpack_rti, 1, TIMESTAMPTZOID, -1, InvalidOid, 0),
-                      (Expr *)bucket_column(read, "max_time"), InvalidOid, InvalidOid);
+                      (Expr *)latest_time(read), InvalidOid, InvalidOid);
     set_opfuncid(castNode(OpExpr, latest_point));
     read.view->hasSubLinks = true;
     FromExpr *from = read.view->jointree;
@@ -182,7 +185,8 @@ bool read_last_points_only(const CollectionRead &read) {
 // the series read are known to be at or after (at or before) it. Every
 // bucket holding an answer reaches T: its max_time is at least the answer's
 // time, its min_time at most. Control gives two such T:
-//  * the k-th latest (earliest) bucket max_time: each is a measurement's;
+//  * the k-th latest (earliest) bucket max_time: each is a measurement's
+//    (a tail's is a bound: left out, as NULL);
 //  * the latest min_time (earliest max_time) at which the buckets starting
 //    (ending) at or after (before) it hold k measurements (control.count).
 
@@ -236,8 +240,9 @@ List *read_first_points_only(CollectionRead read) {
                                  descending ? "DESC" : "ASC", static_cast<long long>(k));
     char *condition = descending
                           ? psprintf(
-                                "b.max_time >= coalesce(greatest((SELECT l.max_time FROM %%s l "
-                                "ORDER BY 1 DESC OFFSET %lld LIMIT 1), %s), '-infinity')",
+                                "b.max_time >= coalesce(greatest((SELECT CASE WHEN l.control ? "
+                                "'tail' THEN NULL ELSE l.max_time END FROM %%s l ORDER BY 1 DESC "
+                                "NULLS LAST OFFSET %lld LIMIT 1), %s), '-infinity')",
                                 static_cast<long long>(k - 1), count_bound)
                           : psprintf("b.min_time <= coalesce(%s, 'infinity')", count_bound);
     Node *qual = analysed_bucket_condition(read, condition);

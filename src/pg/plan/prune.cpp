@@ -44,6 +44,7 @@ extern "C" {
 #include "pg/plan/collection_read.hpp"
 #include "pg/read/typed_fields.hpp"
 #include "pg/read/bucket_conditions.hpp"
+#include "pg/read/unpack_call.hpp"
 #include "pg/node_trees.hpp"
 #include "pg/settings.hpp"
 
@@ -107,6 +108,44 @@ Node *bucket_column(const CollectionRead &read, const char *name) {
         makeVar(read.bucket_rti, attno, get_atttype(read.bucket_table, attno), -1, InvalidOid, 0));
 }
 
+char *latest_time_sql(const char *alias, const char *time_field) {
+    return psprintf(
+        "CASE WHEN %1$s.control ? 'tail' THEN tscoll._control_time(%1$s.control, "
+        "'latest', %2$s) ELSE %1$s.max_time END",
+        alias, quote_literal_cstr(time_field));
+}
+
+Node *latest_time(const CollectionRead &read) {
+    Node *time_field =
+        static_cast<Node *>(list_nth(unpack_arguments(read), unpack_call::kTimeField));
+    Oid types[] = {JSONBOID, TEXTOID, TEXTOID};
+    FuncExpr *exact =
+        makeFuncExpr(tscoll_function("_control_time", 3, types), TIMESTAMPTZOID,
+                     list_make3(bucket_column(read, "control"),
+                                makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+                                          CStringGetTextDatum("latest"), false, false),
+                                copy_node(time_field)),
+                     InvalidOid, DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL);
+    Oid has_key = OpernameGetOprid(qualified("pg_catalog", "?"), JSONBOID, TEXTOID);
+    Expr *is_tail = make_opclause(
+        has_key, BOOLOID, false, reinterpret_cast<Expr *>(bucket_column(read, "control")),
+        reinterpret_cast<Expr *>(makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+                                           CStringGetTextDatum("tail"), false, false)),
+        InvalidOid, DEFAULT_COLLATION_OID);
+    set_opfuncid(castNode(OpExpr, is_tail));
+    CaseWhen *when = makeNode(CaseWhen);
+    when->expr = is_tail;
+    when->result = reinterpret_cast<Expr *>(exact);
+    when->location = -1;
+    CaseExpr *latest = makeNode(CaseExpr);
+    latest->casetype = TIMESTAMPTZOID;
+    latest->casecollid = InvalidOid;
+    latest->args = list_make1(when);
+    latest->defresult = reinterpret_cast<Expr *>(bucket_column(read, "max_time"));
+    latest->location = -1;
+    return reinterpret_cast<Node *>(latest);
+}
+
 // The AND of the conditions that are not nullptr (which imply nothing).
 Node *all_of(List *parts) {
     List *conditions = NIL;
@@ -123,8 +162,9 @@ Node *all_of(List *parts) {
 // MongoDB's rules (doc/REFERENCE.md §3.4, SELECT; doc/ARCHITECTURE.md,
 // Bucket conditions): time > T => max > T AND min > T - span; time < T =>
 // min < T AND max < T + span; = needs both. A bucket's min_time is at most
-// its earliest measurement, max_time its latest, and the two are less than
-// the current span apart (coll_mod only raises it).
+// its earliest measurement, max_time its latest (a tail's, a bound: its
+// start plus the span), and the two are at most the current span apart
+// (coll_mod only raises it).
 Node *time_condition_on(const CollectionRead &read, Node *min_time, Node *max_time,
                         const Comparison &c) {
     if (min_time == nullptr || max_time == nullptr)

@@ -578,7 +578,8 @@ void read_latest_groups_only(const BucketAggregation &a) {
     appendStringInfoString(&lower, "true");
     if (a.has_lower)
         appendStringInfo(&lower, " AND l.max_time %s $1", operator_of(a.lower.strategy));
-    appendStringInfoString(&within, lower.data);
+    // A tail's max_time is a bound, not a measurement's time.
+    appendStringInfo(&within, "%s AND NOT l.control ? 'tail'", lower.data);
     bool upper = a.has_upper && a.upper.strategy != BTEqualStrategyNumber;
     if (upper)
         appendStringInfo(&within, " AND l.max_time %s $2", operator_of(a.upper.strategy));

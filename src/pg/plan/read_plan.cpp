@@ -610,8 +610,8 @@ void unpack_only_used_fields(CollectionRead read, List *window) {
     if (use.field_reads == 0 && time_use.other_uses == 0 && time_use.other_aggregates == 0 &&
         selects_by_meta_only(read)) {
         if (time_use.earliest_reads == 0) {
-            // max(time) alone: a row per bucket, its max_time, exact in control.
-            unpack_with(read, "_bucket_latest", list_make1(bucket_column(read, "max_time")));
+            // max(time) alone: a row per bucket, its latest time, exact in control.
+            unpack_with(read, "_bucket_latest", list_make1(latest_time(read)));
         } else {
             // min(time): control.min is rounded down, so each bucket's times
             // are decoded, and only its earliest and latest become rows.
@@ -642,9 +642,8 @@ void plan_query_reads(Query *query) {
             !recognise(query, rti, &read))
             elog(ERROR, "tscoll: lost the collection view while planning");
         add_bucket_conditions(read);
-        List *window = read_last_points_only(read)
-                           ? window_from(bucket_column(read, "max_time"), false)
-                           : read_first_points_only(read);
+        List *window = read_last_points_only(read) ? window_from(latest_time(read), false)
+                                                   : read_first_points_only(read);
         if (!aggregate_in_buckets(read))
             unpack_only_used_fields(read, window);
     }

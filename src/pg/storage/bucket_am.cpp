@@ -142,9 +142,18 @@ void note_for_rollups(Relation table, TupleTableSlot *slot) {
             return;
         bool lo_null = false, hi_null = false;
         Datum lo = 0, hi = 0;
+        std::string time_field = time_field_of(RelationGetRelid(table));
         tscoll::pg::pg_call([&] {
             lo = slot_getattr(slot, kMinTime, &lo_null);
             hi = slot_getattr(slot, kMaxTime, &hi_null);
+            // A tail's max_time is a bound; its latest time is in control.
+            bool control_null = false;
+            Datum control = slot_getattr(slot, kControl, &control_null);
+            JsonbValue tail;
+            if (!hi_null && !control_null &&
+                getKeyJsonValueFromContainer(&DatumGetJsonbP(control)->root, "tail", 4, &tail))
+                hi = TimestampTzGetDatum(tscoll::pg::control_time(DatumGetJsonbP(control), "latest",
+                                                                  time_field.c_str()));
         });
         if (!lo_null && !hi_null)
             tscoll::pg::note_bucket_row(RelationGetRelid(table), DatumGetTimestampTz(lo),

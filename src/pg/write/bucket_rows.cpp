@@ -220,22 +220,35 @@ static void insert_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *s
 }
 
 // Writes the row `old` again as `slot`, as ExecSimpleRelationUpdate does,
-// its generated columns computed from `times` when known.
-static void update_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *old,
-                        TupleTableSlot *slot, const GeneratedTimes &times) {
+// its generated columns computed from `times` when known. Without `wait`,
+// a row that another transaction is changing or has locked is left as it
+// is; returns whether it was written.
+static bool update_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *old,
+                        TupleTableSlot *slot, const GeneratedTimes &times, bool wait) {
     Relation rel = target->ri_RelationDesc;
     if (times.count < 0 || rel->rd_rel->relispartition) {
+        if (!wait)
+            return false;
         ExecSimpleRelationUpdate(target, estate, nullptr, old, slot);
-        return;
+        return true;
     }
     compute_times(slot, times);
     CheckCmdReplicaIdentity(rel, CMD_UPDATE);
     if (rel->rd_att->constr != nullptr)
         ExecConstraints(target, slot, estate);
     bool update_indexes = false;
-    simple_table_tuple_update(rel, &old->tts_tid, slot, estate->es_snapshot, &update_indexes);
+    if (wait) {
+        simple_table_tuple_update(rel, &old->tts_tid, slot, estate->es_snapshot, &update_indexes);
+    } else {
+        TM_FailureData failure;
+        LockTupleMode mode;
+        if (table_tuple_update(rel, &old->tts_tid, slot, estate->es_output_cid, estate->es_snapshot,
+                               InvalidSnapshot, false, &failure, &mode, &update_indexes) != TM_Ok)
+            return false;
+    }
     if (target->ri_NumIndices > 0 && update_indexes)
         list_free(ExecInsertIndexTuples(target, slot, estate, true, false, nullptr, NIL));
+    return true;
 }
 
 // An executor state for writing rows of `rel` as logical replication
@@ -321,34 +334,44 @@ static int leading_start_keys(Relation index, AttrNumber meta, AttrNumber min_ti
     return form->indnkeyatts >= 1 && form->indkey.values[0] == min_time ? 1 : 0;
 }
 
+// A number of a tail's control.tail, as an int8 (false when absent).
+static bool tail_number(JsonbContainer *tail, const char *key, int64 *number) {
+    JsonbValue value;
+    if (getKeyJsonValueFromContainer(tail, key, strlen(key), &value) == nullptr ||
+        value.type != jbvNumeric)
+        return false;
+    *number = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(value.val.numeric)));
+    return true;
+}
+
 // Whether a row's control names it a tail of `bucket` (hex) at seq
-// `from_seq` or later; sets `*seq`.
-static bool tail_of(Jsonb *control, const char *bucket, int64 from_seq, int64 *seq) {
+// `from_seq` or later; sets `*seq` and `*first` (its first append's seq).
+static bool tail_of(Jsonb *control, const char *bucket, int64 from_seq, int64 *seq, int64 *first) {
     JsonbValue tail;
     if (getKeyJsonValueFromContainer(&control->root, "tail", 4, &tail) == nullptr ||
         tail.type != jbvBinary)
         return false;
-    JsonbValue name, number;
+    JsonbValue name;
     if (getKeyJsonValueFromContainer(tail.val.binary.data, "bucket", 6, &name) == nullptr ||
         name.type != jbvString || name.val.string.len != static_cast<int>(strlen(bucket)) ||
         memcmp(name.val.string.val, bucket, name.val.string.len) != 0 ||
-        getKeyJsonValueFromContainer(tail.val.binary.data, "seq", 3, &number) == nullptr ||
-        number.type != jbvNumeric)
+        !tail_number(tail.val.binary.data, "seq", seq))
         return false;
-    *seq = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(number.val.numeric)));
+    if (!tail_number(tail.val.binary.data, "first", first))
+        *first = *seq;
     return *seq >= from_seq;
 }
 
 // Whether the row in `slot` is a tail of `bucket` (hex) at `from_seq` or
 // later, and of series `meta` when `test_meta` (found through an index
 // that does not lead with meta, or a later version of the row); sets
-// `*seq`.
+// `*seq` and `*first`.
 static bool tail_row_of(TupleTableSlot *slot, bool test_meta, Jsonb *meta, const char *bucket,
-                        int64 from_seq, int64 *seq) {
+                        int64 from_seq, int64 *seq, int64 *first) {
     bool isnull = false;
     Datum control = slot_getattr(slot, 3, &isnull);
     return !isnull && (!test_meta || of_series(slot, meta)) &&
-           tail_of(DatumGetJsonbP(control), bucket, from_seq, seq);
+           tail_of(DatumGetJsonbP(control), bucket, from_seq, seq, first);
 }
 
 // control.count, as (control->>'count')::int8 reads it (0 if absent).
@@ -369,11 +392,11 @@ static int64 control_count(Jsonb *control) {
 // Returns how many, in no order, or -1 when the table needs the query
 // (inserts_directly, or no such index).
 int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, const char *bucket,
-                        int64 from_seq, TailReading reading, DirectTail **tails) {
+                        const char *time_field, int64 from_seq, TailReading reading,
+                        DirectTail **tails) {
     Relation rel = table_open(bucket_table, reading.lock ? RowShareLock : AccessShareLock);
     TupleDesc desc = RelationGetDescr(rel);
     AttrNumber start = SPI_fnumber(desc, "min_time");
-    AttrNumber end = SPI_fnumber(desc, "max_time");
     Relation index = nullptr;
     int keys = 0;
     if (inserts_directly(rel) && start > 0) {
@@ -388,9 +411,7 @@ int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, con
             index_close(candidate, AccessShareLock);
         }
     }
-    if (index == nullptr || end <= 0) {
-        if (index != nullptr)
-            index_close(index, AccessShareLock);
+    if (index == nullptr) {
         table_close(rel, NoLock);
         return -1;
     }
@@ -412,12 +433,13 @@ int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, con
     int n = 0, allocated = 8;
     *tails = static_cast<DirectTail *>(palloc(sizeof(DirectTail) * allocated));
     while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
-        int64 seq = 0;
-        if (!tail_row_of(slot, keys == 1, meta, bucket, from_seq, &seq))
+        int64 seq = 0, first = 0;
+        if (!tail_row_of(slot, keys == 1, meta, bucket, from_seq, &seq, &first))
             continue;
         bool traversed = false;
-        if (reading.lock && (!lock_skip_locked(rel, slot, snapshot, &traversed) ||
-                             (traversed && !tail_row_of(slot, true, meta, bucket, from_seq, &seq))))
+        if (reading.lock &&
+            (!lock_skip_locked(rel, slot, snapshot, &traversed) ||
+             (traversed && !tail_row_of(slot, true, meta, bucket, from_seq, &seq, &first))))
             continue;
         if (n == allocated) {
             allocated *= 2;
@@ -427,8 +449,11 @@ int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, con
         bool isnull = false, free_tuple = false;
         HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &free_tuple);
         tail.seq = seq;
-        tail.count = control_count(DatumGetJsonbP(slot_getattr(slot, 3, &isnull)));
-        tail.latest = DatumGetTimestampTz(slot_getattr(slot, end, &isnull));
+        tail.first = first;
+        Jsonb *control = DatumGetJsonbP(slot_getattr(slot, 3, &isnull));
+        tail.count = control_count(control);
+        tail.latest = control_time(control, "latest", time_field);
+        tail.bound = control_time(control, "max", time_field);
         tail.id = datumCopy(slot_getattr(slot, 1, &isnull), false, TupleDescAttr(desc, 0)->attlen);
         tail.data = reading.data
                         ? PointerGetDatum(PG_DETOAST_DATUM_COPY(slot_getattr(slot, 4, &isnull)))
@@ -464,10 +489,11 @@ std::optional<ItemPointerData> version_tid(const std::string &version) {
 // running an UPDATE (on the 8-client single-row load, writing rows again
 // went from 3.0% of the backends' samples to 2.5%). Returns the new
 // version, or nullptr when the table needs the statement
-// (inserts_directly) or `version` is not the row's latest (the statement
-// finds that one).
+// (inserts_directly), `version` is not the row's latest (the statement
+// finds that one) or, without `wait`, the row is being changed or is
+// locked by another transaction (it is then left as it is).
 char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum id,
-                          ItemPointerData version, Datum control, Datum data) {
+                          ItemPointerData version, Datum control, Datum data, bool wait) {
     Relation rel = table_open(bucket_table, RowExclusiveLock);
     if (!inserts_directly(rel)) {
         table_close(rel, NoLock);
@@ -504,8 +530,8 @@ char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum i
         if (data != 0)
             slot->tts_values[3] = data;
         ExecStoreVirtualTuple(slot);
-        update_slot(target, estate, old, slot, *times);
-        written = row_version(&slot->tts_tid, GetCurrentTransactionId());
+        if (update_slot(target, estate, old, slot, *times, wait))
+            written = row_version(&slot->tts_tid, GetCurrentTransactionId());
         ExecCloseIndices(target);
     }
     ExecResetTupleTable(estate->es_tupleTable, false);

@@ -39,8 +39,10 @@ struct TailReading {
 // A tail read by read_tails_directly, in the caller's memory context.
 struct DirectTail {
     int64 seq;
+    int64 first;         // the seq of its first append (seq, unless appended to in place)
     int64 count;         // control.count
-    TimestampTz latest;  // max_time
+    TimestampTz latest;  // control.max of the time field
+    TimestampTz bound;   // its max_time (control.tail.until, or its latest)
     Datum id;            // a copy
     Datum data;          // detoasted, or 0 when not read
     char *version;       // as in DirectRow
@@ -63,9 +65,10 @@ char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n
                             const Datum *metas, const bool *meta_nulls, const Datum *controls,
                             const Datum *data);
 char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum id,
-                          ItemPointerData version, Datum control, Datum data);
+                          ItemPointerData version, Datum control, Datum data, bool wait);
 int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, const char *bucket,
-                        int64 from_seq, TailReading reading, DirectTail **tails);
+                        const char *time_field, int64 from_seq, TailReading reading,
+                        DirectTail **tails);
 int generated_expressions(Oid bucket_table, AttrNumber *columns, char **expressions, int max);
 bool parse_control_time(const char *expression, char **bound, char **field);
 

@@ -237,6 +237,17 @@ uint64_t row_stamp(const std::string &row) {
     return std::hash<std::string>{}(row);
 }
 
+// Forgets the version of the bucket's latest tail that `stored` knows: an
+// append since may have written it again in place (append_in_place).
+void forget_latest_tail_version(StoredBucket &stored) {
+    if (stored.tails == 0 || stored.tail_versions != stored.tails)
+        return;
+    size_t end = stored.tail_rows.size() - 1;  // the last version's trailing space
+    size_t start = stored.tail_rows.rfind(' ', end - 1);
+    stored.tail_rows.erase(start == std::string::npos ? 0 : start + 1);
+    stored.tail_versions--;
+}
+
 // `stored` with the tails the shared catalog's summary counts beyond it,
 // when the summary holds at least what `stored` does and the tails added
 // no field to its schema (the fingerprints agree), so that the state with
@@ -246,6 +257,8 @@ bool take_summary(StoredBucket &stored, const catalog::OpenSummary &known) {
     if (known.tails < stored.tails || known.count < state.count() || known.size < state.size() ||
         known.schema != state.schema_fingerprint())
         return false;
+    if (known.next_seq != stored.next_seq)
+        forget_latest_tail_version(stored);
     stored.state.add_counted(known.count - state.count(), known.size - state.size());
     stored.next_seq = known.next_seq;
     stored.tails = known.tails;
@@ -420,13 +433,18 @@ std::optional<StoredBucket> BucketStore::load(
     // gone, and its seq given to another.
     bool fresh = cached == cached_states.end() || cached->second.row != version ||
                  (known.next_seq != 0 && known.chain != cached->second.chain);
-    StoredBucket stored = fresh ? StoredBucket{id, BucketState(min_time)} : cached->second;
-    stored.row = std::move(version);
+    // The state of the bucket row alone, its tails still to count.
+    auto row_state = [&] {
+        StoredBucket bucket{id, BucketState(min_time)};
+        bucket.row = version;
+        bucket.chain = known.chain;
+        bucket.state.add(outline_stored(id, data));
+        bucket.stored_bytes = pg_call([&] { return toast_raw_datum_size(data) - VARHDRSZ; });
+        return bucket;
+    };
+    StoredBucket stored = fresh ? row_state() : cached->second;
+    stored.row = version;
     stored.chain = known.chain;
-    if (fresh) {
-        stored.state.add(outline_stored(id, data));
-        stored.stored_bytes = pg_call([&] { return toast_raw_datum_size(data) - VARHDRSZ; });
-    }
     // The bucket's lock keeps other writers from its tails, so they are
     // read without locks of their own (which would cost a WAL record per
     // tail and append); a fold locks them (load_stored). Only the tails
@@ -440,6 +458,13 @@ std::optional<StoredBucket> BucketStore::load(
     std::vector<TailRow> tails;
     if (!current)
         tails = tails_from(id, min_time, meta, stored.next_seq, {true, false});
+    // An append since wrote a tail the state counted in part again, in
+    // place: the state is read anew.
+    if (!fresh && std::any_of(tails.begin(), tails.end(),
+                              [&](const TailRow &tail) { return tail.first < stored.next_seq; })) {
+        stored = row_state();
+        tails = tails_from(id, min_time, meta, 1, {true, false});
+    }
     bool all_versions = stored.tail_versions == stored.tails;
     for (const TailRow &tail : tails) {
         stored.next_seq = tail.seq + 1;
@@ -466,23 +491,32 @@ std::vector<BucketStore::TailRow> BucketStore::tails_from(const ObjectId &id, Un
         DirectTail *rows = nullptr;
         int n = pg_call([&] {
             return read_tails_directly(info_.bucket_table, meta, to_timestamptz(min_time),
-                                       hex.c_str(), from_seq, reading, &rows);
+                                       hex.c_str(), info_.time_field.c_str(), from_seq, reading,
+                                       &rows);
         });
         if (n >= 0) {
             for (int i = 0; i < n; i++)
                 tails.push_back({*reinterpret_cast<const ObjectId *>(DatumGetPointer(rows[i].id)),
-                                 rows[i].seq, rows[i].count, to_unix_micros(rows[i].latest),
+                                 rows[i].seq, rows[i].first, rows[i].count,
+                                 to_unix_micros(rows[i].latest), to_unix_micros(rows[i].bound),
                                  rows[i].data, rows[i].version});
             std::sort(tails.begin(), tails.end(),
                       [](const TailRow &a, const TailRow &b) { return a.seq < b.seq; });
             return tails;
         }
     }
-    uint64 n = run_tails(
-        "SELECT (control->'tail'->>'seq')::int8 AS seq, (control->>'count')::int8, max_time, "
-        "data, ctid::text || xmin, _id FROM ",
-        reading.lock ? " ORDER BY seq FOR UPDATE SKIP LOCKED" : " ORDER BY seq", id, min_time, meta,
-        from_seq);
+    // A tail's latest time is in its control (its max_time is a bound).
+    const char *time_field = pg_call([&] { return quote_literal_cstr(info_.time_field.c_str()); });
+    std::string select = std::string(
+                             "SELECT (control->'tail'->>'seq')::int8 AS seq, "
+                             "(control->>'count')::int8, tscoll._control_time(control, "
+                             "'latest', ") +
+                         time_field +
+                         "), data, ctid::text || xmin, _id, coalesce((control->'tail'->>'first')"
+                         "::int8, (control->'tail'->>'seq')::int8), max_time FROM ";
+    uint64 n = run_tails(select.c_str(),
+                         reading.lock ? " ORDER BY seq FOR UPDATE SKIP LOCKED" : " ORDER BY seq",
+                         id, min_time, meta, from_seq);
     for (uint64 i = 0; i < n; i++) {
         HeapTuple row = SPI_tuptable->vals[i];
         TupleDesc desc = SPI_tuptable->tupdesc;
@@ -495,6 +529,8 @@ std::vector<BucketStore::TailRow> BucketStore::tails_from(const ObjectId &id, Un
         tail.version = column_text(row, desc, 5).value_or("");
         tail.id = *reinterpret_cast<const ObjectId *>(
             DatumGetPointer(SPI_getbinval(row, desc, 6, &isnull)));
+        tail.first = DatumGetInt64(SPI_getbinval(row, desc, 7, &isnull));
+        tail.bound = to_unix_micros(DatumGetTimestampTz(SPI_getbinval(row, desc, 8, &isnull)));
         tails.push_back(std::move(tail));
     }
     return tails;
@@ -524,6 +560,7 @@ std::optional<std::vector<StoredTail>> BucketStore::load_tails(const StoredBucke
         StoredTail tail;
         tail.id = row.id;
         tail.seq = row.seq;
+        tail.first = row.first;
         tail.count = static_cast<uint32_t>(row.count);
         tail.latest = row.latest;
         tail.data = stored_data(row.data);
@@ -573,6 +610,22 @@ void BucketStore::rewrite(const StoredBucket &stored, const std::vector<StoredTa
     write_row(id, bucket.encode(), bucket.control(), bucket.state(), stored, meta);
 }
 
+// `pieces` (tails' data) and `appended` after them, encoded as one tail:
+// typed where the columns allow, through values otherwise (the same bytes).
+std::string BucketStore::tail_data(const ObjectId &id, UnixMicros start,
+                                   const std::vector<std::string_view> &pieces,
+                                   const BucketData &appended) const {
+    std::optional<FoldedBucket> folded = naming_stored(
+        id, [&] { return fold_typed(pieces, appended, start, info_.time_field, false); });
+    if (folded)
+        return std::move(folded->data);
+    BucketData values;
+    for (std::string_view piece : pieces)
+        values.append(naming_stored(id, [&] { return BucketData::decode(piece); }));
+    values.append(appended);
+    return values.encode();
+}
+
 // The merged tails are written as the first of them, their measurements
 // in order, and the others deleted as a fold deletes them: a statement
 // that waited for the merge and finds a merged tail deleted reaches its
@@ -592,20 +645,12 @@ void BucketStore::merge_tails(const StoredBucket &stored, const std::vector<Stor
         latest = std::max(latest, tails[i].latest);
         merged_bytes += tails[i].data.size();
     }
-    std::optional<FoldedBucket> folded = naming_stored(id, [&] {
-        return fold_typed(pieces, appended, stored.state.min_time(), info_.time_field, false);
-    });
-    BucketData values;
-    if (!folded) {
-        for (std::string_view piece : pieces)
-            values.append(naming_stored(id, [&] { return BucketData::decode(piece); }));
-        values.append(appended);
-    }
-    std::string data = folded ? std::move(folded->data) : values.encode();
+    std::string data = tail_data(id, stored.state.min_time(), pieces, appended);
     uint32_t count = naming_stored(id, [&] { return BucketData::outline(data); }).count;
     const StoredTail &kept_tail = tails[first];
-    Value control = tail_control(info_.time_field, stored.state.min_time(), latest, count,
-                                 TailRef{id, kept_tail.seq});
+    Value control = tail_control(
+        info_.time_field, stored.state.min_time(), latest, count,
+        TailRef{id, kept_tail.seq, span_end(stored.state.min_time()), kept_tail.first});
     StoredBucket kept = stored;
     kept.row = update_row(id, stored.row, nullptr, nullptr);
     kept.tails = static_cast<uint32_t>(first + 1);
@@ -765,9 +810,13 @@ ObjectId tail_id(const CollectionInfo &info, const ObjectId &bucket) {
 
 }  // namespace
 
+UnixMicros BucketStore::span_end(UnixMicros start) const {
+    return start + info_.max_span_seconds * 1000000;
+}
+
 void BucketStore::insert_tail(const StoredBucket &appended, const BucketData &data,
                               UnixMicros latest, Jsonb *meta) {
-    TailRef ref{appended.id, appended.next_seq};
+    TailRef ref{appended.id, appended.next_seq, span_end(appended.state.min_time())};
     Value control =
         tail_control(info_.time_field, appended.state.min_time(), latest, data.count(), ref);
     std::string encoded = data.encode();
@@ -777,6 +826,50 @@ void BucketStore::insert_tail(const StoredBucket &appended, const BucketData &da
     cached.stored_bytes += encoded.size();
     insert_row(tail_id(info_, appended.id), meta, control_jsonb(control, new_rows_context_),
                encoded, std::move(cached));
+}
+
+bool BucketStore::append_in_place(const StoredBucket &appended, const BucketData &data,
+                                  UnixMicros latest, Jsonb *meta) {
+    // Under REPEATABLE READ and SERIALIZABLE, the transaction's snapshot
+    // may see an older version of the tail than the latest: writing the
+    // latest again would leave both visible to it.
+    if (appended.tails == 0 || info_.distributed() || IsolationUsesXactSnapshot() ||
+        data.count() >= kMaxInPlaceCount)
+        return false;
+    const ObjectId &id = appended.id;
+    UnixMicros start = appended.state.min_time();
+    int64_t seq = appended.next_seq;
+    std::vector<TailRow> found = tails_from(id, start, meta, seq - 1, {true, false});
+    if (found.size() != 1)
+        return false;
+    const TailRow &tail = found[0];
+    bytea *raw = pg_call([&] { return DatumGetByteaPP(tail.data); });
+    std::string_view stored_tail = bytes_of(raw);
+    if (tail.seq != seq - 1 || tail.count + data.count() > kMaxInPlaceCount || latest >= tail.bound)
+        return false;
+    std::string written = tail_data(id, start, {stored_tail}, data);
+    Value control = tail_control(info_.time_field, start, std::max(latest, tail.latest),
+                                 static_cast<uint32_t>(tail.count + data.count()),
+                                 TailRef{id, seq, tail.bound, tail.first});
+    std::optional<std::string> version =
+        update_row_without_query(tail.id, tail.version, &control, &written, false);
+    if (!version)
+        return false;
+    StoredBucket cached = appended;
+    bool knew_it = cached.tail_versions == cached.tails &&
+                   cached.tail_rows.size() >= tail.version.size() + 1 &&
+                   cached.tail_rows.compare(cached.tail_rows.size() - tail.version.size() - 1,
+                                            tail.version.size(), tail.version) == 0;
+    forget_latest_tail_version(cached);
+    if (knew_it) {
+        cached.tail_rows += *version + ' ';
+        cached.tail_versions++;
+    }
+    cached.next_seq++;
+    cached.stored_bytes +=
+        written.size() - std::min<uint64_t>(cached.stored_bytes, stored_tail.size());
+    cache(info_.bucket_table, cached);
+    return true;
 }
 
 // Rows are inserted together when the store finishes: one statement for
@@ -945,30 +1038,44 @@ void BucketStore::write_row(const ObjectId &id, const std::string &data, const V
 }
 
 // Writes the row `id` (bucket or tail) at version `version` again, with
-// `control` and `data` or, for nullptr, as they are; returns its new
-// version.
+// `control` and `data` or, for nullptr, as they are, through the access
+// method (update_row_directly); returns its new version.
+std::optional<std::string> BucketStore::update_row_without_query(const ObjectId &id,
+                                                                 const std::string &version,
+                                                                 const Value *control,
+                                                                 const std::string *data,
+                                                                 bool wait) {
+    std::optional<ItemPointerData> tid = info_.distributed() ? std::nullopt : version_tid(version);
+    if (!tid)
+        return std::nullopt;
+    Datum new_control = control ? PointerGetDatum(control_jsonb(*control, row_context_)) : 0;
+    Datum new_data = data ? bytea_datum(*data, row_context_) : 0;
+    Datum id_datum = objectid_datum(id, row_context_);
+    KnownTimes times;
+    known_times(info_.bucket_table, times);
+    char *written = guarding_index_size([&] {
+        return pg_call([&] {
+            return update_row_directly(info_.bucket_table, &times.c, id_datum, *tid, new_control,
+                                       new_data, wait);
+        });
+    });
+    std::optional<std::string> result;
+    if (written != nullptr)
+        result = std::string(written);
+    pg_call([&] { MemoryContextReset(row_context_); });
+    if (result)
+        note_replaced_row(version);
+    return result;
+}
+
+// The same, waiting for other writers of the row, through an UPDATE when
+// the table needs the statement.
 std::string BucketStore::update_row(const ObjectId &id, const std::string &version,
                                     const Value *control, const std::string *data) {
+    if (std::optional<std::string> written =
+            update_row_without_query(id, version, control, data, true))
+        return *written;
     note_replaced_row(version);
-    std::optional<ItemPointerData> tid = info_.distributed() ? std::nullopt : version_tid(version);
-    if (tid) {
-        Datum new_control = control ? PointerGetDatum(control_jsonb(*control, row_context_)) : 0;
-        Datum new_data = data ? bytea_datum(*data, row_context_) : 0;
-        Datum id_datum = objectid_datum(id, row_context_);
-        KnownTimes times;
-        known_times(info_.bucket_table, times);
-        char *written = guarding_index_size([&] {
-            return pg_call([&] {
-                return update_row_directly(info_.bucket_table, &times.c, id_datum, *tid,
-                                           new_control, new_data);
-            });
-        });
-        if (written != nullptr) {
-            std::string result(written);
-            pg_call([&] { MemoryContextReset(row_context_); });
-            return result;
-        }
-    }
     std::string query = "UPDATE " + info_.bucket_name + " SET " +
                         (control ? "control = $2, data = $3" : "control = control") +
                         " WHERE _id = $1" + shard_condition(4) + " RETURNING ctid, xmin";

@@ -78,6 +78,7 @@ struct StoredBucket {
 struct StoredTail {
     ObjectId id;
     int64_t seq;
+    int64_t first;  // the seq of its first append
     uint32_t count;
     UnixMicros latest;
     std::string data;
@@ -141,6 +142,17 @@ class BucketStore {
     // tail's measurements), for the session's cache.
     void insert_tail(const StoredBucket &appended, const BucketData &data, UnixMicros latest,
                      Jsonb *meta);
+    // The same, written into the bucket's latest tail in place when it
+    // holds few enough measurements: the tail takes the seq, keeps its
+    // row's max_time (a bound), and so its index entries when its page has
+    // room (a HOT update). False, with nothing written, when it cannot:
+    // no such tail, a tail being changed or locked by another transaction
+    // (not waited for), or a transaction snapshot (REPEATABLE READ).
+    bool append_in_place(const StoredBucket &appended, const BucketData &data, UnixMicros latest,
+                         Jsonb *meta);
+    // A tail that appends are written into in place holds at most this
+    // many measurements: writing it again costs its size in WAL.
+    static constexpr uint32_t kMaxInPlaceCount = 16;
 
   private:
     bool in_transaction_snapshot(const ObjectId &id);
@@ -166,8 +178,10 @@ class BucketStore {
     struct TailRow {
         ObjectId id;
         int64_t seq;
+        int64_t first;  // the seq of its first append
         int64_t count;
         UnixMicros latest;
+        UnixMicros bound;  // its max_time
         Datum data;
         std::string version;
     };
@@ -180,6 +194,17 @@ class BucketStore {
                    const BucketState &state, const StoredBucket &stored, Jsonb *meta);
     std::string update_row(const ObjectId &id, const std::string &version, const Value *control,
                            const std::string *data);
+    // The same without a query, waiting for a concurrent writer of the row
+    // when `wait`; nullopt when not written (the table needs the query,
+    // `version` is not the latest, or without `wait` another transaction
+    // holds the row).
+    std::optional<std::string> update_row_without_query(const ObjectId &id,
+                                                        const std::string &version,
+                                                        const Value *control,
+                                                        const std::string *data, bool wait);
+    std::string tail_data(const ObjectId &id, UnixMicros start,
+                          const std::vector<std::string_view> &pieces,
+                          const BucketData &appended) const;
     template <typename Read>
     auto naming_stored(const ObjectId &id, Read read) const -> decltype(read());
     void delete_shard_rows(int32_t series_hash, const std::vector<ItemPointerData> &rows);
@@ -189,6 +214,8 @@ class BucketStore {
     uint64 run_tails(const char *select, const char *rest, const ObjectId &id, UnixMicros min_time,
                      Jsonb *meta, int64_t from_seq);
     Oid objectid_type() const;
+    // The end of the span of a bucket starting at `start` (a tail's until).
+    UnixMicros span_end(UnixMicros start) const;
 
     const CollectionInfo &info_;
     TrustedBucketWrites trusted_;

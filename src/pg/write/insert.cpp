@@ -624,8 +624,9 @@ void BucketWriter::encode_created(const std::vector<TouchedBucket *> &written) {
 }
 
 // A new bucket is inserted. A stored bucket that stays open takes this
-// statement's measurements as a tail when it is large enough and has room
-// for one; with as many tails as it may keep, they are merged with some of
+// statement's measurements as a tail when it is large enough: into its
+// latest tail in place while that one is small, else as a tail of their
+// own when it has room for one; with as many tails as it may keep, they are merged with some of
 // them, or folded into it with every tail (core::first_tail_to_merge);
 // otherwise it is written again, its tails folded in, as is a bucket with
 // tails that stops being open (its row then grows no more). Tails that
@@ -654,6 +655,8 @@ void BucketWriter::write_stored(TouchedBucket &t, uint32_t appended) {
     bool large =
         stored.stored_bytes >= kTailMinBytes || stored.state.count() - appended >= kTailMinCount;
     bool appending = appended > 0 && t.open && large;
+    if (appending && store_->append_in_place(stored, t.appended, t.appended_latest, t.meta))
+        return;
     if (appending && stored.tails + 1 < max_tails(t.meta))
         return store_->insert_tail(stored, t.appended, t.appended_latest, t.meta);
     if (appended == 0 && !t.closed_full && (stored.tails == 0 || t.open))
