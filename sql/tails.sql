@@ -195,3 +195,25 @@ SELECT tscoll.run_ttl_pass() >= 0 AS ran;
 SELECT count(*) AS rows_left FROM "system.buckets.by_row";
 SELECT tscoll.drop_collection('by_row');
 SELECT count(*) FROM pg_class WHERE relname = 'system.buckets.by_row';
+-- Appends written in place find their tail where the writers last saw it
+-- (the session's state, the shared catalog's summary), and through the
+-- index when it is not there: after VACUUM FULL moves every row, and after
+-- another session wrote into the tail.
+SELECT tscoll.create_collection('moved', 't', 'm');
+INSERT INTO moved (t, m, doc)
+SELECT '2024-01-01'::timestamptz + i * interval '1 second', '"a"',
+       jsonb_build_object('v', i, 'r', md5(i::text) || md5((-i)::text))
+  FROM generate_series(1, 40) i;
+INSERT INTO moved (t, m, doc) VALUES ('2024-01-01 00:01:00+00', '"a"', '{"v": 41}');
+INSERT INTO moved (t, m, doc) VALUES ('2024-01-01 00:01:01+00', '"a"', '{"v": 42}');
+VACUUM FULL "system.buckets.moved";
+INSERT INTO moved (t, m, doc) VALUES ('2024-01-01 00:01:02+00', '"a"', '{"v": 43}');
+\c
+INSERT INTO moved (t, m, doc) VALUES ('2024-01-01 00:01:03+00', '"a"', '{"v": 44}');
+SELECT count(*) AS measurements, count(DISTINCT doc->>'v') AS distinct_v,
+       string_agg(doc->>'v', ',' ORDER BY t) FILTER (WHERE (doc->>'v')::int > 40) AS appended
+  FROM moved;
+SELECT count(*) AS tails, string_agg(control->>'count', ',') AS tail_counts,
+       string_agg(control->'tail'->>'first' || '-' || (control->'tail'->>'seq'), ',') AS appends
+  FROM "system.buckets.moved" WHERE control ? 'tail';
+SELECT tscoll.drop_collection('moved');

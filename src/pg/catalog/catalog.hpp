@@ -39,7 +39,7 @@ constexpr size_t kMaxArchived = 8;
 // writer that gets the lock finds here whether tails were appended since it
 // last read the bucket, and, when they added no field to its schema, its
 // state with them, without reading them.
-struct OpenSummary {            // 64 bytes
+struct OpenSummary {            // 72 bytes
     int64_t next_seq = 0;       // the seq its next tail gets
     uint64_t size = 0;          // BucketState::size
     uint64_t stored_bytes = 0;  // StoredBucket::stored_bytes
@@ -53,6 +53,10 @@ struct OpenSummary {            // 64 bytes
     FullTransactionId writer = InvalidFullTransactionId;
     uint32_t count = 0;
     uint32_t tails = 0;
+    // Where its latest tail's version is (block, offset): a hint, which
+    // the writer checks against the row it finds there.
+    uint32_t latest_tail_block = 0;
+    uint16_t latest_tail_offset = 0;  // 0: not known
     // The series' catalog entry, numbered anew each time it is made or its
     // summary forgotten: a DELETE, TTL or an eviction forgets the entry, an
     // aborted writer its summary, so a session that saw another number

@@ -396,6 +396,10 @@ void tscoll::pg::size_parallel_scan(Oid relid, RelOptInfo *rel) {
         rel->rel_parallel_workers = workers;
 }
 
+bool tscoll::pg::has_heap_pages(Relation rel) {
+    return rel->rd_tableam == &bucket_routine || rel->rd_tableam == heap();
+}
+
 bool tscoll::pg::is_bucket_table(Oid relid) {
     Oid am = get_table_am_oid("tscoll_buckets", true);
     HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));

@@ -4,6 +4,7 @@
 extern "C" {
 #include "postgres.h"
 #include "nodes/pathnodes.h"
+#include "utils/rel.h"
 }
 
 namespace tscoll::pg {
@@ -47,6 +48,9 @@ extern ModificationCount *counted_modification;
 
 // Whether `relid` is a table of the access method tscoll_buckets.
 bool is_bucket_table(Oid relid);
+// Whether `rel` keeps its rows in heap pages: it is a bucket table (whose
+// access method is heap's with checks) or a heap table.
+bool has_heap_pages(Relation rel);
 
 // For the planner's get_relation_info hook: a bucket table's parallel
 // scan sized by its heap and TOAST together.

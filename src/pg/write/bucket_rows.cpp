@@ -2,6 +2,7 @@
 
 extern "C" {
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/table.h"
@@ -16,6 +17,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/readfuncs.h"
+#include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgrprotos.h"
@@ -28,6 +30,7 @@ extern "C" {
 #include <cstdio>
 
 #include "pg/catalog/collection.hpp"
+#include "pg/storage/bucket_am.hpp"
 
 namespace tscoll::pg {
 
@@ -222,10 +225,12 @@ static void insert_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *s
 // Writes the row `old` again as `slot`, as ExecSimpleRelationUpdate does,
 // its generated columns computed from `times` when known. Without `wait`,
 // a row that another transaction is changing or has locked is left as it
-// is; returns whether it was written.
+// is; returns whether it was written, and sets `*hot` when the new version
+// is heap-only (no index entries of its own).
 static bool update_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *old,
-                        TupleTableSlot *slot, const GeneratedTimes &times, bool wait) {
+                        TupleTableSlot *slot, const GeneratedTimes &times, bool wait, bool *hot) {
     Relation rel = target->ri_RelationDesc;
+    *hot = false;
     if (times.count < 0 || rel->rd_rel->relispartition) {
         if (!wait)
             return false;
@@ -248,6 +253,7 @@ static bool update_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *o
     }
     if (target->ri_NumIndices > 0 && update_indexes)
         list_free(ExecInsertIndexTuples(target, slot, estate, true, false, nullptr, NIL));
+    *hot = !update_indexes;
     return true;
 }
 
@@ -383,6 +389,26 @@ static int64 control_count(Jsonb *control) {
     return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(count.val.numeric)));
 }
 
+// The tail in `slot` (of seq `seq`, first append `first`) as a DirectTail,
+// in the caller's memory context, its data read when `data`.
+static void read_tail(TupleTableSlot *slot, int64 seq, int64 first, const char *time_field,
+                      bool data, DirectTail *tail) {
+    bool isnull = false, free_tuple = false;
+    HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &free_tuple);
+    tail->seq = seq;
+    tail->first = first;
+    Jsonb *control = DatumGetJsonbP(slot_getattr(slot, 3, &isnull));
+    tail->count = control_count(control);
+    tail->latest = control_time(control, "latest", time_field);
+    tail->bound = control_time(control, "max", time_field);
+    tail->id = datumCopy(slot_getattr(slot, 1, &isnull), false,
+                         TupleDescAttr(slot->tts_tupleDescriptor, 0)->attlen);
+    tail->data = data ? PointerGetDatum(PG_DETOAST_DATUM_COPY(slot_getattr(slot, 4, &isnull))) : 0;
+    tail->version = row_version(&slot->tts_tid, HeapTupleHeaderGetRawXmin(tuple->t_data));
+    if (free_tuple)
+        heap_freetuple(tuple);
+}
+
 // The tails of `bucket` (hex) of series `meta` starting at `min_time`,
 // from `from_seq` on, under the latest snapshot, as run_tails' query reads
 // them (locked as FOR UPDATE SKIP LOCKED locks a row, when `reading`
@@ -445,22 +471,7 @@ int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, con
             allocated *= 2;
             *tails = static_cast<DirectTail *>(repalloc(*tails, sizeof(DirectTail) * allocated));
         }
-        DirectTail &tail = (*tails)[n++];
-        bool isnull = false, free_tuple = false;
-        HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &free_tuple);
-        tail.seq = seq;
-        tail.first = first;
-        Jsonb *control = DatumGetJsonbP(slot_getattr(slot, 3, &isnull));
-        tail.count = control_count(control);
-        tail.latest = control_time(control, "latest", time_field);
-        tail.bound = control_time(control, "max", time_field);
-        tail.id = datumCopy(slot_getattr(slot, 1, &isnull), false, TupleDescAttr(desc, 0)->attlen);
-        tail.data = reading.data
-                        ? PointerGetDatum(PG_DETOAST_DATUM_COPY(slot_getattr(slot, 4, &isnull)))
-                        : 0;
-        tail.version = row_version(&slot->tts_tid, HeapTupleHeaderGetRawXmin(tuple->t_data));
-        if (free_tuple)
-            heap_freetuple(tuple);
+        read_tail(slot, seq, first, time_field, reading.data, &(*tails)[n++]);
     }
     index_endscan(scan);
     ExecDropSingleTupleTableSlot(slot);
@@ -470,6 +481,41 @@ int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, con
     if (reading.lock)
         CommandCounterIncrement();  // as SPI does after a statement: later ones see the locks
     return n;
+}
+
+// The tail of `bucket` (hex) at seq `seq` whose row version is `version`,
+// with its data, when that version is visible to the latest snapshot (a
+// tail written again since is not): one heap fetch, where
+// read_tails_directly scans an index. False otherwise, or when the table
+// needs the query (inserts_directly).
+bool read_tail_version_directly(Oid bucket_table, ItemPointerData version, const char *bucket,
+                                const char *time_field, int64 seq, DirectTail *tail) {
+    Relation rel = table_open(bucket_table, AccessShareLock);
+    // A version seen before a rewrite of the table (VACUUM FULL) may be
+    // past its end.
+    if (!inserts_directly(rel) || !has_heap_pages(rel) ||
+        ItemPointerGetBlockNumber(&version) >= RelationGetNumberOfBlocks(rel)) {
+        table_close(rel, NoLock);
+        return false;
+    }
+    // As an index scan's fetch does, so that the tail's page, where its
+    // versions follow one another, is pruned when it fills.
+    Buffer buffer = ReadBuffer(rel, ItemPointerGetBlockNumber(&version));
+    heap_page_prune_opt(rel, buffer);
+    ReleaseBuffer(buffer);
+    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+    TupleTableSlot *slot = table_slot_create(rel, nullptr);
+    int64 found_seq = 0, first = 0;
+    bool found = table_tuple_fetch_row_version(rel, &version, SnapshotAny, slot) &&
+                 table_tuple_satisfies_snapshot(rel, slot, snapshot) &&
+                 tail_row_of(slot, false, nullptr, bucket, seq, &found_seq, &first) &&
+                 found_seq == seq;
+    if (found)
+        read_tail(slot, seq, first, time_field, true, tail);
+    ExecDropSingleTupleTableSlot(slot);
+    UnregisterSnapshot(snapshot);
+    table_close(rel, NoLock);
+    return found;
 }
 
 // The ctid of a row version as the queries spell it (row_version).
@@ -491,9 +537,12 @@ std::optional<ItemPointerData> version_tid(const std::string &version) {
 // version, or nullptr when the table needs the statement
 // (inserts_directly), `version` is not the row's latest (the statement
 // finds that one) or, without `wait`, the row is being changed or is
-// locked by another transaction (it is then left as it is).
+// locked by another transaction (it is then left as it is). Sets `*hot`
+// when the new version is heap-only.
 char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum id,
-                          ItemPointerData version, Datum control, Datum data, bool wait) {
+                          ItemPointerData version, Datum control, Datum data, bool wait,
+                          bool *hot) {
+    *hot = false;
     Relation rel = table_open(bucket_table, RowExclusiveLock);
     if (!inserts_directly(rel)) {
         table_close(rel, NoLock);
@@ -530,7 +579,7 @@ char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum i
         if (data != 0)
             slot->tts_values[3] = data;
         ExecStoreVirtualTuple(slot);
-        if (update_slot(target, estate, old, slot, *times, wait))
+        if (update_slot(target, estate, old, slot, *times, wait, hot))
             written = row_version(&slot->tts_tid, GetCurrentTransactionId());
         ExecCloseIndices(target);
     }

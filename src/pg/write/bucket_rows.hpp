@@ -65,10 +65,12 @@ char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n
                             const Datum *metas, const bool *meta_nulls, const Datum *controls,
                             const Datum *data);
 char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum id,
-                          ItemPointerData version, Datum control, Datum data, bool wait);
+                          ItemPointerData version, Datum control, Datum data, bool wait, bool *hot);
 int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, const char *bucket,
                         const char *time_field, int64 from_seq, TailReading reading,
                         DirectTail **tails);
+bool read_tail_version_directly(Oid bucket_table, ItemPointerData version, const char *bucket,
+                                const char *time_field, int64 seq, DirectTail *tail);
 int generated_expressions(Oid bucket_table, AttrNumber *columns, char **expressions, int max);
 bool parse_control_time(const char *expression, char **bound, char **field);
 

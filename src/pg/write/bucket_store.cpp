@@ -237,15 +237,31 @@ uint64_t row_stamp(const std::string &row) {
     return std::hash<std::string>{}(row);
 }
 
+// Where the version of the bucket's latest tail starts in
+// `stored.tail_rows`, when `stored` knows it.
+std::optional<size_t> latest_tail_version_at(const StoredBucket &stored) {
+    if (stored.tails == 0 || stored.tail_versions != stored.tails || stored.tail_rows.empty())
+        return std::nullopt;
+    size_t end = stored.tail_rows.size() - 1;  // the last version's trailing space
+    size_t start = end == 0 ? std::string::npos : stored.tail_rows.rfind(' ', end - 1);
+    return start == std::string::npos ? 0 : start + 1;
+}
+
+// The version of the bucket's latest tail that `stored` knows, if any.
+std::optional<std::string> latest_tail_version(const StoredBucket &stored) {
+    std::optional<size_t> at = latest_tail_version_at(stored);
+    if (!at)
+        return std::nullopt;
+    return stored.tail_rows.substr(*at, stored.tail_rows.size() - 1 - *at);
+}
+
 // Forgets the version of the bucket's latest tail that `stored` knows: an
 // append since may have written it again in place (append_in_place).
 void forget_latest_tail_version(StoredBucket &stored) {
-    if (stored.tails == 0 || stored.tail_versions != stored.tails)
-        return;
-    size_t end = stored.tail_rows.size() - 1;  // the last version's trailing space
-    size_t start = stored.tail_rows.rfind(' ', end - 1);
-    stored.tail_rows.erase(start == std::string::npos ? 0 : start + 1);
-    stored.tail_versions--;
+    if (std::optional<size_t> at = latest_tail_version_at(stored)) {
+        stored.tail_rows.erase(*at);
+        stored.tail_versions--;
+    }
 }
 
 // `stored` with the tails the shared catalog's summary counts beyond it,
@@ -257,8 +273,13 @@ bool take_summary(StoredBucket &stored, const catalog::OpenSummary &known) {
     if (known.tails < stored.tails || known.count < state.count() || known.size < state.size() ||
         known.schema != state.schema_fingerprint())
         return false;
-    if (known.next_seq != stored.next_seq)
+    if (known.next_seq != stored.next_seq) {
         forget_latest_tail_version(stored);
+        stored.latest_tail = known.latest_tail_offset == 0
+                                 ? std::string()
+                                 : "(" + std::to_string(known.latest_tail_block) + "," +
+                                       std::to_string(known.latest_tail_offset) + ")";
+    }
     stored.state.add_counted(known.count - state.count(), known.size - state.size());
     stored.next_seq = known.next_seq;
     stored.tails = known.tails;
@@ -302,6 +323,10 @@ catalog::OpenSummary summary_of(Oid bucket_table, const ObjectId &id) {
     summary.row = row_stamp(s.row);
     summary.count = s.state.count();
     summary.tails = s.tails;
+    if (std::optional<ItemPointerData> tail = version_tid(s.latest_tail)) {
+        summary.latest_tail_block = ItemPointerGetBlockNumber(&*tail);
+        summary.latest_tail_offset = ItemPointerGetOffsetNumber(&*tail);
+    }
     summary.writer = GetCurrentFullTransactionIdIfAny();
     return summary;
 }
@@ -474,10 +499,44 @@ std::optional<StoredBucket> BucketStore::load(
             stored.tail_rows += tail.version + ' ';
             stored.tail_versions++;
         }
+        stored.latest_tail = tail.version;
     }
     stored.tails += static_cast<uint32_t>(tails.size());
     cache(info_.bucket_table, stored);
     return stored;
+}
+
+BucketStore::TailRow BucketStore::tail_row(const DirectTail &read) {
+    return {*reinterpret_cast<const ObjectId *>(DatumGetPointer(read.id)),
+            read.seq,
+            read.first,
+            read.count,
+            to_unix_micros(read.latest),
+            to_unix_micros(read.bound),
+            read.data,
+            read.version};
+}
+
+// The bucket's tail at seq `seq` with its data: where `stored` last saw
+// its latest tail, when that is the one and was not written since (one
+// heap fetch), else through an index (tails_from).
+std::optional<BucketStore::TailRow> BucketStore::tail_at(const StoredBucket &stored, int64_t seq,
+                                                         Jsonb *meta) {
+    std::optional<ItemPointerData> tid = version_tid(stored.latest_tail);
+    if (tid && seq == stored.next_seq - 1) {
+        std::string hex = stored.id.to_hex();
+        DirectTail read;
+        if (pg_call([&] {
+                return read_tail_version_directly(info_.bucket_table, *tid, hex.c_str(),
+                                                  info_.time_field.c_str(), seq, &read);
+            }))
+            return tail_row(read);
+    }
+    std::vector<TailRow> found =
+        tails_from(stored.id, stored.state.min_time(), meta, seq, {true, false});
+    if (found.size() != 1 || found[0].seq != seq)
+        return std::nullopt;
+    return found[0];
 }
 
 // The tails of bucket `id` from `from_seq` on, in seq order, read as
@@ -496,10 +555,7 @@ std::vector<BucketStore::TailRow> BucketStore::tails_from(const ObjectId &id, Un
         });
         if (n >= 0) {
             for (int i = 0; i < n; i++)
-                tails.push_back({*reinterpret_cast<const ObjectId *>(DatumGetPointer(rows[i].id)),
-                                 rows[i].seq, rows[i].first, rows[i].count,
-                                 to_unix_micros(rows[i].latest), to_unix_micros(rows[i].bound),
-                                 rows[i].data, rows[i].version});
+                tails.push_back(tail_row(rows[i]));
             std::sort(tails.begin(), tails.end(),
                       [](const TailRow &a, const TailRow &b) { return a.seq < b.seq; });
             return tails;
@@ -657,7 +713,8 @@ void BucketStore::merge_tails(const StoredBucket &stored, const std::vector<Stor
     kept.tail_rows.clear();
     for (size_t i = 0; i < first; i++)
         kept.tail_rows += tails[i].version + ' ';
-    kept.tail_rows += update_row(kept_tail.id, kept_tail.version, &control, &data) + ' ';
+    kept.latest_tail = update_row(kept_tail.id, kept_tail.version, &control, &data);
+    kept.tail_rows += kept.latest_tail + ' ';
     kept.tail_versions = kept.tails;
     kept.stored_bytes = kept.stored_bytes - std::min(kept.stored_bytes, merged_bytes) + data.size();
     if (first + 1 < tails.size())
@@ -839,13 +896,13 @@ bool BucketStore::append_in_place(const StoredBucket &appended, const BucketData
     const ObjectId &id = appended.id;
     UnixMicros start = appended.state.min_time();
     int64_t seq = appended.next_seq;
-    std::vector<TailRow> found = tails_from(id, start, meta, seq - 1, {true, false});
-    if (found.size() != 1)
+    std::optional<TailRow> latest_tail = tail_at(appended, seq - 1, meta);
+    if (!latest_tail)
         return false;
-    const TailRow &tail = found[0];
+    const TailRow &tail = *latest_tail;
     bytea *raw = pg_call([&] { return DatumGetByteaPP(tail.data); });
     std::string_view stored_tail = bytes_of(raw);
-    if (tail.seq != seq - 1 || tail.count + data.count() > kMaxInPlaceCount || latest >= tail.bound)
+    if (tail.count + data.count() > kMaxInPlaceCount || latest >= tail.bound)
         return false;
     std::string written = tail_data(id, start, {stored_tail}, data);
     Value control = tail_control(info_.time_field, start, std::max(latest, tail.latest),
@@ -856,15 +913,13 @@ bool BucketStore::append_in_place(const StoredBucket &appended, const BucketData
     if (!version)
         return false;
     StoredBucket cached = appended;
-    bool knew_it = cached.tail_versions == cached.tails &&
-                   cached.tail_rows.size() >= tail.version.size() + 1 &&
-                   cached.tail_rows.compare(cached.tail_rows.size() - tail.version.size() - 1,
-                                            tail.version.size(), tail.version) == 0;
+    bool knew_it = latest_tail_version(cached) == tail.version;
     forget_latest_tail_version(cached);
     if (knew_it) {
         cached.tail_rows += *version + ' ';
         cached.tail_versions++;
     }
+    cached.latest_tail = *version;
     cached.next_seq++;
     cached.stored_bytes +=
         written.size() - std::min<uint64_t>(cached.stored_bytes, stored_tail.size());
@@ -1020,9 +1075,12 @@ bool BucketStore::insert_new_rows_directly() {
 void BucketStore::remember_new_row(StoredBucket &cached, std::string version) {
     if (cached.row.empty()) {
         cached.row = std::move(version);  // a new bucket's own row
-    } else if (cached.tail_versions + 1 == cached.tails) {
-        cached.tail_rows += version + ' ';
-        cached.tail_versions++;
+    } else {
+        if (cached.tail_versions + 1 == cached.tails) {
+            cached.tail_rows += version + ' ';
+            cached.tail_versions++;
+        }
+        cached.latest_tail = std::move(version);
     }
     cache(info_.bucket_table, cached);
 }
@@ -1053,17 +1111,20 @@ std::optional<std::string> BucketStore::update_row_without_query(const ObjectId 
     Datum id_datum = objectid_datum(id, row_context_);
     KnownTimes times;
     known_times(info_.bucket_table, times);
+    bool hot = false;
     char *written = guarding_index_size([&] {
         return pg_call([&] {
             return update_row_directly(info_.bucket_table, &times.c, id_datum, *tid, new_control,
-                                       new_data, wait);
+                                       new_data, wait, &hot);
         });
     });
     std::optional<std::string> result;
     if (written != nullptr)
         result = std::string(written);
     pg_call([&] { MemoryContextReset(row_context_); });
-    if (result)
+    // A heap-only version shares the old one's index entries, and pruning
+    // frees the old one's bytes when its page fills: nothing to reclaim.
+    if (result && !hot)
         note_replaced_row(version);
     return result;
 }

@@ -71,6 +71,7 @@ struct StoredBucket {
     uint32_t tail_versions = 0;  // how many tails tail_rows holds (tails, unless some
                                  // were counted from the shared catalog)
     std::string row;             // the bucket row's version
+    std::string latest_tail;     // the version of its latest tail, when known (or "")
     uint64_t chain = 0;          // of the series' catalog entry it agrees with
 };
 
@@ -192,6 +193,8 @@ class BucketStore {
                              Jsonb *meta);
     void write_row(const ObjectId &id, const std::string &data, const Value &control,
                    const BucketState &state, const StoredBucket &stored, Jsonb *meta);
+    static TailRow tail_row(const DirectTail &read);
+    std::optional<TailRow> tail_at(const StoredBucket &stored, int64_t seq, Jsonb *meta);
     std::string update_row(const ObjectId &id, const std::string &version, const Value *control,
                            const std::string *data);
     // The same without a query, waiting for a concurrent writer of the row
