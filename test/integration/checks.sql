@@ -56,7 +56,10 @@ SELECT 'rollups_equal_measurements_refreshed',
 -- Folded tails give their space back before VACUUM (src/pg/storage/reclaim.hpp):
 -- 400 statements of 5 measurements for each of 10 series (tails, folded
 -- as buckets fill) against the same rows in one statement. Without the
--- reclaim the first is about 10 times the second; with it, 1.7 times.
+-- reclaim the first is about 10 times the second; with it, 2.5 to 2.7
+-- times when nothing else runs, more while another session's snapshot
+-- (an autovacuum worker's ANALYZE after the loads above) holds back what
+-- the next statement can reclaim.
 SELECT tscoll.create_collection('folded', 't', 'm') \g /dev/null
 SELECT tscoll.create_collection('bulk', 't', 'm') \g /dev/null
 CREATE TEMP VIEW series_rows AS
@@ -71,4 +74,4 @@ SELECT format('INSERT INTO folded (t, m, doc) SELECT t, m, doc FROM series_rows 
 SELECT tscoll.fold_tails('folded') \g /dev/null
 SELECT 'folded_tails_space_reused',
        pg_total_relation_size('"system.buckets.folded"')
-         < 3 * pg_total_relation_size('"system.buckets.bulk"');
+         < 4 * pg_total_relation_size('"system.buckets.bulk"');
