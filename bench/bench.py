@@ -263,7 +263,25 @@ def insert_floor(conn, directory):
     return rows / seconds
 
 
-def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn):
+# Questions asked of the single-row tables right after the load (tscoll's
+# tails unfolded) and again after the fold and VACUUM: reads of buckets
+# with tails must stay fast.
+TAIL_QUESTIONS = ["lastpoint", "single-groupby-1-1-1", "cpu-max-all-1"]
+SINGLE_ROW_START = datetime.datetime(2016, 2, 1, tzinfo=datetime.timezone.utc)
+
+
+def ask_single_row_tables(conn, system, hosts, runs, result, when):
+    """Adds each TAIL_QUESTIONS latency (ms) and answer, on the _one tables."""
+    params = {"host": f"host_{hosts * 17 // 100}", "start": SINGLE_ROW_START.isoformat(),
+              "end": (SINGLE_ROW_START + datetime.timedelta(minutes=5)).isoformat()}
+    for q in TAIL_QUESTIONS:
+        sql = re.sub(r"\b(cpu|cpu_jsonb|cpu_typed)\b", r"\1_one", query_text(system, q, params))
+        latency, _, answer = run_query(conn, sql, runs)
+        result[f"{q} ms, {when}"] = latency
+        result.setdefault("answers", {})[f"{q}, {when}"] = answer
+
+
+def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn, runs):
     create(conn, system, "_one")
     with tempfile.NamedTemporaryFile("w", suffix=".pgbench", delete=False) as script:
         script.write(single_row_script(system, hosts, "_one"))
@@ -273,7 +291,11 @@ def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn):
         subprocess.run(["pgbench", "-n", "-c", str(clients), "-j", str(clients),
                         "-t", str(rows_per_client), "-f", script.name, dsn],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    result = settle(conn, system, "_one", measure_ingest(conn, system, "_one", load))
+    result = measure_ingest(conn, system, "_one", load)
+    conn.execute(f"ANALYZE {storage(system, '_one')}")
+    ask_single_row_tables(conn, system, hosts, runs, result, "tails unfolded")
+    settle(conn, system, "_one", result)
+    ask_single_row_tables(conn, system, hosts, runs, result, "after fold + VACUUM")
     # A second round into the settled table: the space of folded tails and
     # dead rows is reused, or the figure grows.
     load()
@@ -626,7 +648,7 @@ def main():
             ingest[("INSERT x1000", s)] = ingest_insert(conn, s, directory)
             print(f"{s}: single-row INSERT, {args.clients} clients", file=sys.stderr)
             ingest[("single-row INSERT", s)] = ingest_single_rows(
-                conn, s, args.hosts, args.clients, args.single_rows, dsn)
+                conn, s, args.hosts, args.clients, args.single_rows, dsn, args.runs)
 
     fill = None
     floor = None
@@ -637,10 +659,13 @@ def main():
         floor = insert_floor(conn, directory)
 
     figures = []
+    keys = ["rows/s", "bytes", "bytes/measurement", "WAL bytes/measurement",
+            "bytes/measurement after fold + VACUUM",
+            "bytes/measurement after a second round, fold + VACUUM", "peak private MiB"]
+    keys += [f"{q} ms, {when}" for when in ["tails unfolded", "after fold + VACUUM"]
+             for q in TAIL_QUESTIONS]
     for method in ["COPY", "INSERT x1000", "single-row INSERT"]:
-        for key in ["rows/s", "bytes", "bytes/measurement", "WAL bytes/measurement",
-                    "bytes/measurement after fold + VACUUM",
-                    "bytes/measurement after a second round, fold + VACUUM", "peak private MiB"]:
+        for key in keys:
             if method != "COPY" and key in ("bytes", "peak private MiB"):
                 continue
             values = {s: ingest[(method, s)][key] for s in systems
@@ -650,6 +675,14 @@ def main():
 
     params = parameters(args.hosts, args.hours)
     mismatches = []
+    # Each system's single-row tables hold their own random readings: the
+    # answers are compared before and after the fold, not across systems.
+    for s in systems:
+        answers = ingest.get(("single-row INSERT", s), {}).get("answers", {})
+        for q in TAIL_QUESTIONS:
+            before = answers.get(f"{q}, tails unfolded")
+            if before is not None and before != answers[f"{q}, after fold + VACUUM"]:
+                mismatches.append(f"{s} single-row table, {q}: the fold changed the answer")
     with_decoding = []
     floors = []
     for q in queries:
