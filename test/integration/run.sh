@@ -84,7 +84,7 @@ grep -E '^(tps|latency average)' "$WORK/pgbench.log" | sed 's/^/# /'
         if [ "$holds" = t ]; then echo "ok $name"; else echo "not ok $name"; fi
     done
 "${PSQL[@]}" -At -c "SELECT '# ' || count(*) || ' buckets, ' || avg((control->>'count')::int)::int || ' measurements per bucket on average' FROM \"system.buckets.c\""
-"${PSQL[@]}" -At -c "SELECT '# folded tails: ' || round(pg_total_relation_size('\"system.buckets.folded\"')::numeric / pg_total_relation_size('\"system.buckets.bulk\"'), 2) || ' times the bulk load''s bytes'"
+"${PSQL[@]}" -d reclaim_it -At -c "SELECT '# folded tails: ' || round(pg_total_relation_size('\"system.buckets.folded\"')::numeric / pg_total_relation_size('\"system.buckets.bulk\"'), 2) || ' times the bulk load''s bytes'"
 "$HERE/one_series.sh" "$BIN" "$WORK" "$CLIENTS"
 "$HERE/ttl.sh" "$BIN" "$WORK"
 "$HERE/dump_restore.sh" "$BIN" "$WORK" "$WORK/dump"
