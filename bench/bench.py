@@ -295,6 +295,7 @@ def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn, runs)
     conn.execute(f"ANALYZE {storage(system, '_one')}")
     ask_single_row_tables(conn, system, hosts, runs, result, "tails unfolded")
     settle(conn, system, "_one", result)
+    conn.execute(f"ANALYZE {storage(system, '_one')}")
     ask_single_row_tables(conn, system, hosts, runs, result, "after fold + VACUUM")
     # A second round into the settled table: the space of folded tails and
     # dead rows is reused, or the figure grows.
