@@ -27,6 +27,7 @@ extern "C" {
 #include "nodes/pg_list.h"
 #include "storage/bufmgr.h"
 #include "storage/freespace.h"
+#include "storage/procarray.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -244,14 +245,8 @@ void prune_pages(Relation relation, const FoldedRows &folded) {
             continue;
         last = block;
         Buffer buffer = ReadBuffer(relation, block);
-        // heap_page_prune_opt prunes only a page that looks full (it has
-        // no other reason to believe a page is worth it); this one has
-        // dead rows we know of, which is what the hint means.
-        LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-        PageSetFull(BufferGetPage(buffer));
-        MarkBufferDirtyHint(buffer, true);
-        LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
-        heap_page_prune_opt(relation, buffer);
+        // This page has dead rows we know of.
+        prune_page(relation, buffer, BLCKSZ);
         LockBuffer(buffer, BUFFER_LOCK_SHARE);
         Size free = PageGetHeapFreeSpace(BufferGetPage(buffer));
         UnlockReleaseBuffer(buffer);
@@ -396,8 +391,7 @@ void reclaim_rows_of(Relation relation, int budget) {
         // Batches were noted in commit order: once one is still visible to
         // some snapshot, so are the later ones (and asking again for each
         // would recompute the horizon each time).
-        if (reclaimed++ == budget ||
-            !GlobalVisCheckRemovableFullXid(relation, folded->xid))
+        if (reclaimed++ == budget || !GlobalVisCheckRemovableFullXid(relation, folded->xid))
             break;
         forget(folded);
         reclaiming = folded;
@@ -423,6 +417,25 @@ void reclaim_relation(Oid relid) {
 }
 
 }  // namespace
+
+void prune_page(Relation relation, Buffer buffer, Size needed) {
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    Page page = BufferGetPage(buffer);
+    TransactionId prune_xid = reinterpret_cast<PageHeader>(page)->pd_prune_xid;
+    bool short_of_room = PageGetHeapFreeSpace(page) < needed && TransactionIdIsValid(prune_xid) &&
+                         GlobalVisTestIsRemovableXid(GlobalVisTestFor(relation), prune_xid);
+    LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+    if (short_of_room) {
+        // heap_page_prune_opt prunes only a page that looks full, or whose
+        // free space is under a tenth of it (it has no other reason to
+        // believe a page is worth it): the hint says the page is full.
+        LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+        PageSetFull(BufferGetPage(buffer));
+        MarkBufferDirtyHint(buffer, true);
+        LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+    }
+    heap_page_prune_opt(relation, buffer);
+}
 
 void note_folded_rows(Relation relation, const ItemPointerData *rows, int count) {
     Oid toast_relid = InvalidOid;

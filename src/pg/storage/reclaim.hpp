@@ -9,11 +9,18 @@
 
 extern "C" {
 #include "postgres.h"
+#include "storage/buf.h"
 #include "storage/itemptr.h"
 #include "utils/rel.h"
 }
 
 namespace tscoll::pg {
+
+// Prunes the heap page in `buffer` (pinned, not locked) when its dead rows
+// can go and it has less than `needed` bytes free: a row of about a tenth
+// of a page written again finds no room for its new version on a page that
+// heap_page_prune_opt, which waits for the page to look full, passes over.
+void prune_page(Relation relation, Buffer buffer, Size needed);
 
 // Notes rows of `relation` the current transaction is about to delete
 // (while they are whole: their index keys are taken now).

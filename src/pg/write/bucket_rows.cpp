@@ -31,6 +31,7 @@ extern "C" {
 
 #include "pg/catalog/collection.hpp"
 #include "pg/storage/bucket_am.hpp"
+#include "pg/storage/reclaim.hpp"
 
 namespace tscoll::pg {
 
@@ -205,6 +206,37 @@ static void compute_times(TupleTableSlot *slot, const GeneratedTimes &times) {
     }
 }
 
+// A tail lands on a page at most this full, whatever the table's
+// fillfactor: it is written again in place as appends come, a little
+// larger each time, and its new version stays heap-only only while its
+// page has room for it (BucketStore::append_in_place). At the table's
+// fillfactor, a page of eight single TSBS readings' tails has no room left
+// by the time each holds a few.
+constexpr int kTailFillFactor = 80;
+
+// Runs `insert` with `rel`'s fill target at `fillfactor` (heap's
+// RelationGetBufferForTuple reads it from the relation's options).
+template <typename Insert>
+static void with_fillfactor(Relation rel, int fillfactor, Insert insert) {
+    auto *options = reinterpret_cast<StdRdOptions *>(rel->rd_options);
+    if (options == nullptr || options->fillfactor <= fillfactor) {
+        insert();
+        return;
+    }
+    int saved = options->fillfactor;
+    options->fillfactor = fillfactor;
+    PG_TRY();
+    { insert(); }
+    PG_FINALLY();
+    {
+        // Through rd_options again: a relcache rebuild meanwhile would have
+        // parsed them anew (the same: an ALTER TABLE waits for our lock).
+        if (rel->rd_options != nullptr)
+            reinterpret_cast<StdRdOptions *>(rel->rd_options)->fillfactor = saved;
+    }
+    PG_END_TRY();
+}
+
 // Inserts the row in `slot` as ExecSimpleRelationInsert does, its
 // generated columns computed from `times` when known.
 static void insert_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *slot,
@@ -220,6 +252,23 @@ static void insert_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *s
     simple_table_tuple_insert(rel, slot);
     if (target->ri_NumIndices > 0)
         list_free(ExecInsertIndexTuples(target, slot, estate, false, false, nullptr, NIL));
+}
+
+// Whether the version in `slot` (virtual) of the row at `tid` fits on that
+// row's page, where it can be heap-only.
+static bool fits_on_its_page(Relation rel, ItemPointer tid, TupleTableSlot *slot) {
+    TupleDesc desc = slot->tts_tupleDescriptor;
+    bool has_nulls = false;
+    for (int c = 0; c < desc->natts; c++)
+        has_nulls = has_nulls || slot->tts_isnull[c];
+    Size header = offsetof(HeapTupleHeaderData, t_bits) + (has_nulls ? BITMAPLEN(desc->natts) : 0);
+    Size length = MAXALIGN(MAXALIGN(header) +
+                           heap_compute_data_size(desc, slot->tts_values, slot->tts_isnull));
+    Buffer buffer = ReadBuffer(rel, ItemPointerGetBlockNumber(tid));
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    bool fits = PageGetHeapFreeSpace(BufferGetPage(buffer)) >= length;
+    UnlockReleaseBuffer(buffer);
+    return fits;
 }
 
 // Writes the row `old` again as `slot`, as ExecSimpleRelationUpdate does,
@@ -245,6 +294,10 @@ static bool update_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *o
     if (wait) {
         simple_table_tuple_update(rel, &old->tts_tid, slot, estate->es_snapshot, &update_indexes);
     } else {
+        // Written elsewhere, the new version would cost new index entries
+        // and leave the old one to be reclaimed: as much as a new row.
+        if (!fits_on_its_page(rel, &old->tts_tid, slot))
+            return false;
         TM_FailureData failure;
         LockTupleMode mode;
         if (table_tuple_update(rel, &old->tts_tid, slot, estate->es_output_cid, estate->es_snapshot,
@@ -276,13 +329,14 @@ static EState *writer_state(Relation rel, Bitmapset *generated) {
 // an insert (constraints, the generated min_time and max_time, TOAST,
 // indexes), without planning and running an INSERT: on single-row
 // appends, the statement's executor start and its unnest were a sixth of
-// writing a tail. Returns the rows' versions (ctid, xmin) as
+// writing a tail. Rows marked in `tails` land on pages with room for them
+// to grow (kTailFillFactor). Returns the rows' versions (ctid, xmin) as
 // `ctid::text || xmin` prints them, in order, or nullptr when the table
 // needs the executor (inserts_directly). The caller is the table's owner
 // (OwnerSession) and has checked INSERT on the view.
 char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n, const Datum *ids,
                             const Datum *metas, const bool *meta_nulls, const Datum *controls,
-                            const Datum *data) {
+                            const Datum *data, const bool *tails) {
     Relation rel = table_open(bucket_table, RowExclusiveLock);
     if (!inserts_directly(rel)) {
         table_close(rel, NoLock);
@@ -312,7 +366,11 @@ char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n
         slot->tts_values[3] = data[i];
         slot->tts_isnull[3] = false;
         ExecStoreVirtualTuple(slot);
-        insert_slot(target, estate, slot, *times);
+        if (tails[i])
+            with_fillfactor(rel, kTailFillFactor,
+                            [&] { insert_slot(target, estate, slot, *times); });
+        else
+            insert_slot(target, estate, slot, *times);
         versions[i] = row_version(&slot->tts_tid, xid);
         ResetPerTupleExprContext(estate);
     }
@@ -483,6 +541,25 @@ int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, con
     return n;
 }
 
+namespace {
+
+// The length of the row version at `offset` of the page in `buffer`
+// (pinned), 0 if there is none.
+Size version_length(Buffer buffer, OffsetNumber offset) {
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    Page page = BufferGetPage(buffer);
+    Size length = 0;
+    if (offset >= FirstOffsetNumber && offset <= PageGetMaxOffsetNumber(page)) {
+        ItemId item = PageGetItemId(page, offset);
+        if (ItemIdIsNormal(item))
+            length = ItemIdGetLength(item);
+    }
+    LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+    return length;
+}
+
+}  // namespace
+
 // The tail of `bucket` (hex) at seq `seq` whose row version is `version`,
 // with its data, when that version is visible to the latest snapshot (a
 // tail written again since is not): one heap fetch, where
@@ -498,10 +575,11 @@ bool read_tail_version_directly(Oid bucket_table, ItemPointerData version, const
         table_close(rel, NoLock);
         return false;
     }
-    // As an index scan's fetch does, so that the tail's page, where its
-    // versions follow one another, is pruned when it fills.
+    // Pruned when it cannot hold the tail's next version, so that the
+    // versions of a tail written in place follow one another on its page
+    // (heap-only updates) rather than leave it with new index entries.
     Buffer buffer = ReadBuffer(rel, ItemPointerGetBlockNumber(&version));
-    heap_page_prune_opt(rel, buffer);
+    prune_page(rel, buffer, 2 * version_length(buffer, ItemPointerGetOffsetNumber(&version)));
     ReleaseBuffer(buffer);
     Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
     TupleTableSlot *slot = table_slot_create(rel, nullptr);
@@ -537,8 +615,9 @@ std::optional<ItemPointerData> version_tid(const std::string &version) {
 // version, or nullptr when the table needs the statement
 // (inserts_directly), `version` is not the row's latest (the statement
 // finds that one) or, without `wait`, the row is being changed or is
-// locked by another transaction (it is then left as it is). Sets `*hot`
-// when the new version is heap-only.
+// locked by another transaction, or its new version would not fit on its
+// page (it is then left as it is). Sets `*hot` when the new version is
+// heap-only.
 char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum id,
                           ItemPointerData version, Datum control, Datum data, bool wait,
                           bool *hot) {

@@ -1053,12 +1053,15 @@ bool BucketStore::insert_new_rows_directly() {
     KnownTimes times;
     known_times(info_.bucket_table, times);
     std::vector<char> meta_nulls(new_rows_.meta_nulls.begin(), new_rows_.meta_nulls.end());
+    std::vector<char> tails;
+    for (const StoredBucket &cached : new_rows_.cached)
+        tails.push_back(!cached.row.empty());  // a new bucket's row is not known yet
     char **versions = guarding_index_size([&] {
         return pg_call([&] {
-            return insert_rows_directly(info_.bucket_table, &times.c, n, new_rows_.ids.data(),
-                                        new_rows_.metas.data(),
-                                        reinterpret_cast<const bool *>(meta_nulls.data()),
-                                        new_rows_.controls.data(), new_rows_.data.data());
+            return insert_rows_directly(
+                info_.bucket_table, &times.c, n, new_rows_.ids.data(), new_rows_.metas.data(),
+                reinterpret_cast<const bool *>(meta_nulls.data()), new_rows_.controls.data(),
+                new_rows_.data.data(), reinterpret_cast<const bool *>(tails.data()));
         });
     });
     if (versions == nullptr)

@@ -148,7 +148,8 @@ class BucketStore {
     // row's max_time (a bound), and so its index entries when its page has
     // room (a HOT update). False, with nothing written, when it cannot:
     // no such tail, a tail being changed or locked by another transaction
-    // (not waited for), or a transaction snapshot (REPEATABLE READ).
+    // (not waited for), a page without room for the tail's new version,
+    // or a transaction snapshot (REPEATABLE READ).
     bool append_in_place(const StoredBucket &appended, const BucketData &data, UnixMicros latest,
                          Jsonb *meta);
     // A tail that appends are written into in place holds at most this
