@@ -206,12 +206,12 @@ static void compute_times(TupleTableSlot *slot, const GeneratedTimes &times) {
     }
 }
 
-// A tail lands on a page at most this full, whatever the table's
-// fillfactor: it is written again in place as appends come, a little
-// larger each time, and its new version stays heap-only only while its
-// page has room for it (BucketStore::append_in_place). At the table's
-// fillfactor, a page of eight single TSBS readings' tails has no room left
-// by the time each holds a few.
+// A tail that appends will be written into lands on a page at most this
+// full, whatever the table's fillfactor: it is written again as they
+// come, a little larger each time, and its new version stays heap-only
+// only while its page has room for it (BucketStore::append_in_place). At
+// the table's fillfactor, a page of eight single TSBS readings' tails has
+// no room left by the time each holds a few.
 constexpr int kTailFillFactor = 80;
 
 // Runs `insert` with `rel`'s fill target at `fillfactor` (heap's
@@ -329,14 +329,14 @@ static EState *writer_state(Relation rel, Bitmapset *generated) {
 // an insert (constraints, the generated min_time and max_time, TOAST,
 // indexes), without planning and running an INSERT: on single-row
 // appends, the statement's executor start and its unnest were a sixth of
-// writing a tail. Rows marked in `tails` land on pages with room for them
-// to grow (kTailFillFactor). Returns the rows' versions (ctid, xmin) as
-// `ctid::text || xmin` prints them, in order, or nullptr when the table
+// writing a tail. Rows marked in `growing` (tails that appends will be
+// written into) land on pages with room for them to grow (kTailFillFactor). Returns the rows'
+// versions (ctid, xmin) as `ctid::text || xmin` prints them, in order, or nullptr when the table
 // needs the executor (inserts_directly). The caller is the table's owner
 // (OwnerSession) and has checked INSERT on the view.
 char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n, const Datum *ids,
                             const Datum *metas, const bool *meta_nulls, const Datum *controls,
-                            const Datum *data, const bool *tails) {
+                            const Datum *data, const bool *growing) {
     Relation rel = table_open(bucket_table, RowExclusiveLock);
     if (!inserts_directly(rel)) {
         table_close(rel, NoLock);
@@ -366,7 +366,7 @@ char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n
         slot->tts_values[3] = data[i];
         slot->tts_isnull[3] = false;
         ExecStoreVirtualTuple(slot);
-        if (tails[i])
+        if (growing[i])
             with_fillfactor(rel, kTailFillFactor,
                             [&] { insert_slot(target, estate, slot, *times); });
         else

@@ -63,7 +63,7 @@ struct GeneratedTimes {
 bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, DirectRow *row);
 char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n, const Datum *ids,
                             const Datum *metas, const bool *meta_nulls, const Datum *controls,
-                            const Datum *data, const bool *tails);
+                            const Datum *data, const bool *growing);
 char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum id,
                           ItemPointerData version, Datum control, Datum data, bool wait, bool *hot);
 int read_tails_directly(Oid bucket_table, Jsonb *meta, TimestampTz min_time, const char *bucket,

@@ -836,7 +836,7 @@ void BucketStore::insert(const Bucket &bucket, Jsonb *meta, EncodedBucket encode
     StoredBucket cached{bucket.id(), bucket.state()};
     cached.stored_bytes = encoded.data.size();
     insert_row(bucket.id(), meta, control_jsonb(encoded.control, new_rows_context_), encoded.data,
-               std::move(cached));
+               std::move(cached), false);
 }
 
 namespace {
@@ -881,8 +881,11 @@ void BucketStore::insert_tail(const StoredBucket &appended, const BucketData &da
     cached.tails++;
     cached.next_seq++;
     cached.stored_bytes += encoded.size();
+    // Room to grow for a tail that the next append of as many measurements
+    // would be written into (append_in_place).
+    bool growing = 2 * data.count() <= kMaxInPlaceCount;
     insert_row(tail_id(info_, appended.id), meta, control_jsonb(control, new_rows_context_),
-               encoded, std::move(cached));
+               encoded, std::move(cached), growing);
 }
 
 bool BucketStore::append_in_place(const StoredBucket &appended, const BucketData &data,
@@ -930,13 +933,14 @@ bool BucketStore::append_in_place(const StoredBucket &appended, const BucketData
 // Rows are inserted together when the store finishes: one statement for
 // all of them, not one per bucket.
 void BucketStore::insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control,
-                             const std::string &data, StoredBucket cached) {
+                             const std::string &data, StoredBucket cached, bool growing) {
     new_rows_.ids.push_back(objectid_datum(id, new_rows_context_));
     new_rows_.metas.push_back(PointerGetDatum(meta));
     new_rows_.meta_nulls.push_back(meta == nullptr);
     new_rows_.controls.push_back(PointerGetDatum(control));
     new_rows_.data.push_back(bytea_datum(data, new_rows_context_));
     new_rows_.cached.push_back(std::move(cached));
+    new_rows_.growing.push_back(growing);
 }
 
 namespace {
@@ -1053,15 +1057,12 @@ bool BucketStore::insert_new_rows_directly() {
     KnownTimes times;
     known_times(info_.bucket_table, times);
     std::vector<char> meta_nulls(new_rows_.meta_nulls.begin(), new_rows_.meta_nulls.end());
-    std::vector<char> tails;
-    for (const StoredBucket &cached : new_rows_.cached)
-        tails.push_back(!cached.row.empty());  // a new bucket's row is not known yet
     char **versions = guarding_index_size([&] {
         return pg_call([&] {
             return insert_rows_directly(
                 info_.bucket_table, &times.c, n, new_rows_.ids.data(), new_rows_.metas.data(),
                 reinterpret_cast<const bool *>(meta_nulls.data()), new_rows_.controls.data(),
-                new_rows_.data.data(), reinterpret_cast<const bool *>(tails.data()));
+                new_rows_.data.data(), reinterpret_cast<const bool *>(new_rows_.growing.data()));
         });
     });
     if (versions == nullptr)

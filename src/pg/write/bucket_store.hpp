@@ -159,8 +159,10 @@ class BucketStore {
   private:
     bool in_transaction_snapshot(const ObjectId &id);
     uint64 write(const char *query, int nargs, Oid *types, Datum *values, const char *nulls);
+    // `growing`: a tail that appends will be written into, placed with
+    // room for it (insert_rows_directly).
     void insert_row(const ObjectId &id, Jsonb *meta, Jsonb *control, const std::string &data,
-                    StoredBucket cached);
+                    StoredBucket cached, bool growing);
     void insert_new_rows();
     bool insert_new_rows_directly();
     void remember_new_row(StoredBucket &cached, std::string version);
@@ -229,6 +231,7 @@ class BucketStore {
     struct NewRows {
         std::vector<Datum> ids, metas, controls, data;
         std::vector<bool> meta_nulls;
+        std::vector<char> growing;  // as bools
         // What the session caches once the row's version is known.
         std::vector<StoredBucket> cached;
     };
