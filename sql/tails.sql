@@ -217,3 +217,36 @@ SELECT count(*) AS tails, string_agg(control->>'count', ',') AS tail_counts,
        string_agg(control->'tail'->>'first' || '-' || (control->'tail'->>'seq'), ',') AS appends
   FROM "system.buckets.moved" WHERE control ? 'tail';
 SELECT tscoll.drop_collection('moved');
+-- An append is written in place only as a heap-only version on the tail's
+-- page. Inside one transaction a tail's earlier versions stay on its page
+-- until it commits, so 12 series with metas of 600 bytes, each statement
+-- appending one reading to each, fill their tails' pages: an append whose
+-- tail's page has no room left takes a tail of its own (more than two
+-- tails per series for 30 appends). Every measurement reads back once.
+SELECT tscoll.create_collection('crowded', 't', 'm');
+INSERT INTO crowded (t, m, doc)
+SELECT '2024-01-01'::timestamptz + i * interval '1 second',
+       jsonb_build_object('s', s, 'pad', repeat(md5(s::text), 19)),
+       jsonb_build_object('v', i, 'r', md5(i::text))
+  FROM generate_series(1, 12) s, generate_series(1, 40) i;
+BEGIN;
+DO $$
+BEGIN
+    FOR i IN 41..70 LOOP
+        INSERT INTO crowded (t, m, doc)
+        SELECT '2024-01-01'::timestamptz + i * interval '1 second',
+               jsonb_build_object('s', s, 'pad', repeat(md5(s::text), 19)),
+               jsonb_build_object('v', i, 'r', md5(i::text))
+          FROM generate_series(1, 12) s;
+    END LOOP;
+END $$;
+SELECT n_tup_upd > 100 AS written_in_place
+  FROM pg_stat_xact_user_tables WHERE relname = 'system.buckets.crowded';
+COMMIT;
+SELECT count(*) AS measurements, count(DISTINCT (m->>'s', doc->>'v')) AS distinct_readings,
+       min((doc->>'v')::int), max((doc->>'v')::int)
+  FROM crowded;
+SELECT count(*) FILTER (WHERE control ? 'tail') > 24 AS tails_beyond_two_per_series,
+       max((control->>'count')::int) FILTER (WHERE control ? 'tail') <= 16 AS at_most_16
+  FROM "system.buckets.crowded";
+SELECT tscoll.drop_collection('crowded');
