@@ -330,8 +330,9 @@ static EState *writer_state(Relation rel, Bitmapset *generated) {
 // indexes), without planning and running an INSERT: on single-row
 // appends, the statement's executor start and its unnest were a sixth of
 // writing a tail. Rows marked in `growing` (tails that appends will be
-// written into) land on pages with room for them to grow (kTailFillFactor). Returns the rows'
-// versions (ctid, xmin) as `ctid::text || xmin` prints them, in order, or nullptr when the table
+// written into) land on pages with room for them to grow
+// (kTailFillFactor). Returns the rows' versions (ctid, xmin) as
+// `ctid::text || xmin` prints them, in order, or nullptr when the table
 // needs the executor (inserts_directly). The caller is the table's owner
 // (OwnerSession) and has checked INSERT on the view.
 char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n, const Datum *ids,
