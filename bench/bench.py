@@ -149,18 +149,60 @@ def count_rows(conn, system, suffix=""):
     return conn.execute(f"SELECT count(*) FROM {table(system, suffix)}").fetchone()[0]
 
 
+def proc_stat(pid):
+    """The fields of /proc/<pid>/stat after the command name."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def server_cpu_seconds(postmaster):
+    """CPU time of the server's processes so far: the postmaster's children
+    alive now (utime + stime) and those it has reaped (cutime + cstime).
+    On a shared machine the wall clock moves with the neighbours' load; the
+    CPU a load costs the server moves much less."""
+    tick = os.sysconf("SC_CLK_TCK")
+    fields = proc_stat(postmaster)
+    total = int(fields[13]) + int(fields[14])
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = proc_stat(entry)
+        except OSError:
+            continue
+        if int(fields[1]) == postmaster:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def postmaster_pid(conn):
+    """The server's postmaster when it runs on this machine, else None."""
+    try:
+        return int(proc_stat(conn.execute("SELECT pg_backend_pid()").fetchone()[0])[1])
+    except OSError:
+        return None
+
+
 def measure_ingest(conn, system, suffix, load):
-    """Runs load(); returns rows/s, bytes and WAL bytes per measurement."""
+    """Runs load(); returns rows/s, the server's CPU, bytes and WAL bytes
+    per measurement."""
     conn.execute("CHECKPOINT")
+    postmaster = postmaster_pid(conn)
     lsn = wal_lsn(conn)
+    cpu = server_cpu_seconds(postmaster) if postmaster else None
     started = time.perf_counter()
     load()
     seconds = time.perf_counter() - started
+    if cpu is not None:
+        cpu = server_cpu_seconds(postmaster) - cpu
     wal = wal_since(conn, lsn)
     rows = count_rows(conn, system, suffix)
     size = total_bytes(conn, system, suffix)
-    return {"rows": rows, "seconds": seconds, "rows/s": rows / seconds, "bytes": size,
-            "bytes/measurement": size / rows, "WAL bytes/measurement": float(wal) / rows}
+    result = {"rows": rows, "seconds": seconds, "rows/s": rows / seconds, "bytes": size,
+              "bytes/measurement": size / rows, "WAL bytes/measurement": float(wal) / rows}
+    if cpu is not None:
+        result["server CPU us/measurement"] = cpu * 1e6 / rows
+    return result
 
 
 def private_kib(pid):
@@ -310,8 +352,9 @@ def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn, runs)
 
 def append_cost(conn, appends=1000):
     """One session appending single rows to one series until its bucket is
-    full (1,000 measurements, 1 s apart): the mean latency of the first and
-    the last tenth of the appends, in ms."""
+    full (1,000 measurements, 1 s apart): the median latency of the first
+    and the last tenth of the appends, in ms (each commit waits for its WAL
+    flush, whose latency on a shared disk has spikes a mean takes in)."""
     conn.execute("SELECT tscoll.create_collection('cpu_fill', 'time', 'tags', 'seconds')")
     tags = psycopg.types.json.Jsonb({"hostname": "host_0"})
     latencies = []
@@ -326,7 +369,8 @@ def append_cost(conn, appends=1000):
         latencies.append(time.perf_counter() - started)
     conn.execute("SELECT tscoll.drop_collection('cpu_fill')")
     tenth = appends // 10
-    return (statistics.mean(latencies[:tenth]) * 1000, statistics.mean(latencies[-tenth:]) * 1000)
+    return (statistics.median(latencies[:tenth]) * 1000,
+            statistics.median(latencies[-tenth:]) * 1000)
 
 
 # -- queries ------------------------------------------------------------------
@@ -660,7 +704,8 @@ def main():
         floor = insert_floor(conn, directory)
 
     figures = []
-    keys = ["rows/s", "bytes", "bytes/measurement", "WAL bytes/measurement",
+    keys = ["rows/s", "server CPU us/measurement", "bytes", "bytes/measurement",
+            "WAL bytes/measurement",
             "bytes/measurement after fold + VACUUM",
             "bytes/measurement after a second round, fold + VACUUM", "peak private MiB"]
     keys += [f"{q} ms, {when}" for when in ["tails unfolded", "after fold + VACUUM"]
@@ -729,8 +774,11 @@ def main():
 
     print_table(header, figures, systems)
     print()
-    print("rows/s: higher is better; bytes, WAL and ms: lower is better. "
-          "Ratios are tscoll's figure divided by the plain table's.")
+    print("rows/s: higher is better; server CPU, bytes, WAL and ms: lower is better. "
+          "Ratios are tscoll's figure divided by the plain table's. Server CPU: every "
+          "server process's CPU time during the load (backends, WAL writer, checkpointer, "
+          "autovacuum), per measurement; on a shared machine it moves less from run to "
+          "run than rows/s.")
     if split:
         print("\ntscoll bytes per measurement after the COPY, by part: "
               + ", ".join(f"{part} {value:.2f}" for part, value in split.items()))
