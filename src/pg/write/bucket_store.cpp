@@ -883,9 +883,8 @@ void BucketStore::insert_tail(const StoredBucket &appended, const BucketData &da
     cached.stored_bytes += encoded.size();
     // Room to grow for a tail that the next append of as many measurements
     // would be written into (append_in_place).
-    bool growing = 2 * data.count() <= kMaxInPlaceCount;
     insert_row(tail_id(info_, appended.id), meta, control_jsonb(control, new_rows_context_),
-               encoded, std::move(cached), growing);
+               encoded, std::move(cached), grows_in_place(data.count()));
 }
 
 bool BucketStore::append_in_place(const StoredBucket &appended, const BucketData &data,

@@ -155,6 +155,9 @@ class BucketStore {
     // A tail that appends are written into in place holds at most this
     // many measurements: writing it again costs its size in WAL.
     static constexpr uint32_t kMaxInPlaceCount = 16;
+    // A tail of `count` measurements takes the next append of as many in
+    // place: appends of that size grow their tails where they are.
+    static constexpr bool grows_in_place(uint32_t count) { return 2 * count <= kMaxInPlaceCount; }
 
   private:
     bool in_transaction_snapshot(const ObjectId &id);

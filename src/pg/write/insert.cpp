@@ -278,8 +278,7 @@ constexpr uint64_t kMergeMinRowBytes = 2048;
 uint32_t max_tails(const Jsonb *meta, uint32_t appended) {
     uint32_t entry = (meta ? VARSIZE(meta) : 0) + 32;  // times, tuple header, line pointer
     uint32_t half_page = std::clamp<uint32_t>(BLCKSZ / 2 / entry, 8, 64);
-    bool single = 2 * appended <= BucketStore::kMaxInPlaceCount;
-    return single ? half_page / 2 : half_page;
+    return BucketStore::grows_in_place(appended) ? half_page / 2 : half_page;
 }
 
 // Assigns one statement's measurements to buckets (doc/REFERENCE.md,
