@@ -550,3 +550,35 @@ CREATE RULE noted AS ON INSERT TO "system.buckets.watched"
     DO ALSO INSERT INTO bucket_rows_seen VALUES (NEW._id, (NEW.control->>'count')::int);
 INSERT INTO watched (t, m, doc) VALUES ('2024-02-01', '"new series"', '{"v": 1}');
 SELECT count(*) AS rows_noted, sum(count) AS measurements FROM bucket_rows_seen;
+
+-- A subtransaction that aborts while a statement gathers its rows (a
+-- function's exception block, per row) takes only its own rows with it:
+-- the statement's rows gathered before it are written, and so are those
+-- of statements the function ran in subtransactions that committed.
+SELECT tscoll.create_collection('caught', 't', 'm');
+CREATE FUNCTION caught_doc(i int) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        INSERT INTO caught (t, m, doc) VALUES ('2024-02-01'::timestamptz + i * interval '1 s', '"inner"', '{}');
+        PERFORM 1 / (i % 2);
+    EXCEPTION WHEN division_by_zero THEN NULL;
+    END;
+    RETURN jsonb_build_object('v', i);
+END $$;
+INSERT INTO caught (t, m, doc)
+SELECT '2024-01-01'::timestamptz + i * interval '1 s', '"outer"', caught_doc(i)
+  FROM generate_series(1, 10) i;
+-- 10 outer rows; 5 inner ones (odd i), the even ones rolled back
+SELECT m, count(*), min(doc->>'v') AS first_v FROM caught GROUP BY m ORDER BY m;
+-- The same inside one transaction, with a savepoint rolled back between.
+BEGIN;
+INSERT INTO caught (t, m, doc)
+SELECT '2024-03-01'::timestamptz + i * interval '1 s', '"outer"', caught_doc(i)
+  FROM generate_series(1, 4) i;
+SAVEPOINT s;
+INSERT INTO caught (t, m, doc) VALUES ('2024-04-01', '"rolled back"', '{}');
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT m, count(*) FROM caught GROUP BY m ORDER BY m;
+SELECT tscoll.drop_collection('caught');
+DROP FUNCTION caught_doc(int);

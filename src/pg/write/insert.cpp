@@ -177,8 +177,17 @@ struct PendingInsert {
 
 namespace {
 
-// Keyed by view; emptied by every statement's flush and by any abort.
-std::map<Oid, PendingInsert> pending;
+// Keyed by view and by the subtransaction whose statement gathers them:
+// a statement's rows are gathered and written at one level, while a
+// function it calls may run statements of its own (into the same view
+// too) in subtransactions that abort, and must take only their own rows
+// with them. Emptied by each statement's flush and by the aborts.
+using PendingKey = std::pair<Oid, SubTransactionId>;
+std::map<PendingKey, PendingInsert> pending;
+
+PendingKey pending_key(Oid view) {
+    return {view, GetCurrentSubTransactionId()};
+}
 
 // Statements running that insert with RETURNING (also in a WITH): while
 // there is one, the row trigger returns each measurement as stored, which
@@ -186,6 +195,12 @@ std::map<Oid, PendingInsert> pending;
 int returning_inserts = 0;
 
 void discard_pending(XactEvent event, void *) {
+    // Every statement writes what it gathered when it ends: anything left
+    // would be measurements the transaction reported inserted and lost.
+    if ((event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) && !pending.empty())
+        guarded([] {
+            throw Error(ErrorCode::Internal, "measurements gathered by a statement were not written");
+        });
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         pending.clear();
         TrustedBucketWrites::reset();
@@ -216,10 +231,26 @@ bool inserts_returning(const PlannedStmt *stmt) {
     return false;
 }
 
-void discard_pending_sub(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
+// Subtransaction ids grow within a transaction: those at or past `mine`
+// are the aborted one's and its children's.
+void discard_pending_sub(SubXactEvent event, SubTransactionId mine, SubTransactionId parent,
+                         void *) {
     if (event == SUBXACT_EVENT_ABORT_SUB) {
-        pending.clear();
+        for (auto it = pending.begin(); it != pending.end();)
+            it = it->first.second >= mine ? pending.erase(it) : std::next(it);
         forget_bucket_states();
+    } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+        // A statement ends in the subtransaction it started in, so nothing
+        // of `mine` is left but what its statement trigger has yet to
+        // write, should a statement ever end after its subtransaction.
+        for (auto it = pending.begin(); it != pending.end();) {
+            if (it->first.second != mine || pending.count({it->first.first, parent}) != 0) {
+                ++it;
+                continue;
+            }
+            pending.emplace(PendingKey{it->first.first, parent}, std::move(it->second));
+            it = pending.erase(it);
+        }
     }
 }
 
@@ -710,10 +741,10 @@ void PendingInsert::flush(bool end) {
 namespace {
 
 PendingInsert &pending_for(Oid view) {
-    auto it = pending.find(view);
+    auto it = pending.find(pending_key(view));
     if (it == pending.end()) {
         CollectionInfo info = lookup_collection(view);
-        it = pending.emplace(view, PendingInsert(std::move(info))).first;
+        it = pending.emplace(pending_key(view), PendingInsert(std::move(info))).first;
     }
     return it->second;
 }
@@ -901,7 +932,7 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
 // collection's view: writes what the statement gathered.
 TSCOLL_FUNCTION(tscoll_write_buckets) {
     TriggerData *td = trigger_data(fcinfo, false);
-    auto it = pending.find(RelationGetRelid(td->tg_relation));
+    auto it = pending.find(pending_key(RelationGetRelid(td->tg_relation)));
     if (it == pending.end())
         return PointerGetDatum(nullptr);
     PendingInsert p = std::move(it->second);
