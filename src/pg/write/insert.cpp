@@ -199,7 +199,8 @@ void discard_pending(XactEvent event, void *) {
     // would be measurements the transaction reported inserted and lost.
     if ((event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) && !pending.empty())
         guarded([] {
-            throw Error(ErrorCode::Internal, "measurements gathered by a statement were not written");
+            throw Error(ErrorCode::Internal,
+                        "measurements gathered by a statement were not written");
         });
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         pending.clear();
