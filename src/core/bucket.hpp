@@ -39,6 +39,11 @@ struct Measurement {
     UnixMicros time;
     Value fields;
     uint64_t bson_size;
+    // The insert (a statement) that brought it, numbered by the writer: a
+    // bucket counts a commit per insert it took measurements of, as
+    // MongoDB counts one per insert command, however the inserts' writes
+    // were gathered.
+    uint64_t statement = 0;
 };
 
 // What the rollover rules read of a bucket (doc/REFERENCE.md, Bucketing):

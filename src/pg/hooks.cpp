@@ -8,12 +8,15 @@
 //                       a translated statement's RETURNING; nodes/: the
 //                       unpack scan and the time merge put in the plan
 //   get_relation_info   storage/bucket_am: parallel scans sized by TOAST
-//   ExecutorStart/End   write/insert: inserts with RETURNING noted
+//   ExecutorStart/End   write/insert: inserts with RETURNING noted;
+//                       write/deferred: inserts deferred, or what they
+//                       deferred written first
 //   ExecutorRun         dml/modify: a translated statement counts and
 //                       returns measurements
 //   ExecutorFinish      dml/rule_fallback: a rule statement's matches checked;
 //                       write/rollup_notes: changed bucket rows noted
-//   ProcessUtility      write/copy_from: COPY <collection> FROM STDIN;
+//   ProcessUtility      write/deferred: deferred inserts written first;
+//                       write/copy_from: COPY <collection> FROM STDIN;
 //                       dml/copy_to: COPY <collection> TO; write/rollup_notes:
 //                       TRUNCATE of a bucket table noted, notes flushed
 //   shmem_request/startup  catalog/, ttl/: shared memory, when preloaded
@@ -44,6 +47,7 @@ void _PG_init(void);
 #include "pg/plan/read_plan.hpp"
 #include "pg/settings.hpp"
 #include "pg/storage/bucket_am.hpp"
+#include "pg/write/deferred.hpp"
 #include "pg/ttl/ttl_monitor.hpp"
 #include "pg/write/copy_from.hpp"
 #include "pg/write/insert.hpp"
@@ -106,6 +110,7 @@ void on_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent, RelOptIn
 }
 
 void on_executor_start(QueryDesc *query, int eflags) {
+    tscoll::pg::before_statement_start(query);
     if (prev_executor_start)
         prev_executor_start(query, eflags);
     else
@@ -173,6 +178,7 @@ void on_executor_finish(QueryDesc *query) {
 }
 
 void on_executor_end(QueryDesc *query) {
+    tscoll::pg::after_statement_end();
     tscoll::pg::note_statement_end(query);
     tscoll::pg::note_executor_end();
     if (prev_executor_end)
@@ -181,9 +187,9 @@ void on_executor_end(QueryDesc *query) {
         standard_ExecutorEnd(query);
 }
 
-void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
-                        ProcessUtilityContext context, ParamListInfo params,
-                        QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *qc) {
+void run_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
+                 ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
+                 DestReceiver *dest, QueryCompletion *qc) {
     if (tscoll::pg::copy_into_collection(pstmt, query_string, qc))
         return;
     if (IsA(pstmt->utilityStmt, TruncateStmt))
@@ -204,6 +210,17 @@ void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_
         standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env,
                                 dest, qc);
     tscoll::pg::guarded([] { tscoll::pg::flush_rollup_notes(); });
+}
+
+void on_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
+                        ProcessUtilityContext context, ParamListInfo params,
+                        QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *qc) {
+    tscoll::pg::before_utility(pstmt);
+    PG_TRY();
+    { run_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc); }
+    PG_FINALLY();
+    { tscoll::pg::after_utility(); }
+    PG_END_TRY();
 }
 
 void install_hooks() {
@@ -241,6 +258,7 @@ void _PG_init(void) {
         tscoll::pg::register_ttl_monitor();
     tscoll::pg::catalog::register_transaction_callbacks();
     tscoll::pg::register_insert_callbacks();
+    tscoll::pg::register_deferred_callbacks();
     tscoll::pg::register_rollup_note_callbacks();
     tscoll::pg::register_rule_fallback();
     tscoll::pg::register_bucket_table_callbacks();

@@ -18,6 +18,7 @@ int ttl_monitor_sleep_secs = 60;
 int ttl_batch_size = 1000;
 bool enable_bucket_pruning = true;
 bool enable_time_merge = true;
+bool defer_inserts = true;
 
 void define_settings() {
     DefineCustomIntVariable(
@@ -67,6 +68,12 @@ void define_settings() {
         "rows in time order rather than sorting them all.",
         "Off sorts them, for comparison.", &enable_time_merge, true, PGC_USERSET, 0, nullptr,
         nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "tscoll.defer_inserts",
+        "Whether inserts into a collection inside a transaction block are written when the "
+        "transaction commits, or before its next statement that is not such an insert.",
+        "Off writes each statement's measurements when it ends.", &defer_inserts, true, PGC_USERSET,
+        0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("tscoll");
 }
 

@@ -13,6 +13,7 @@ extern int ttl_monitor_sleep_secs;
 extern int ttl_batch_size;
 extern bool enable_bucket_pruning;
 extern bool enable_time_merge;
+extern bool defer_inserts;
 
 void define_settings();
 

@@ -35,11 +35,7 @@ extern "C" {
 
 namespace tscoll::pg {
 
-// Whether a bucket table's rows can be inserted without the executor: no
-// trigger, rule or row security, and its columns _id, meta, control and
-// data followed by generated ones only (a column added by hand may have a
-// default, which only an INSERT fills in).
-static bool inserts_directly(Relation rel) {
+bool inserts_directly(Relation rel) {
     if (rel->trigdesc != nullptr || rel->rd_rel->relhasrules || rel->rd_rel->relrowsecurity ||
         rel->rd_rel->relkind != RELKIND_RELATION)
         return false;

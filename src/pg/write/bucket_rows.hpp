@@ -14,6 +14,7 @@ extern "C" {
 #include "datatype/timestamp.h"
 #include "storage/itemptr.h"
 #include "utils/jsonb.h"
+#include "utils/rel.h"
 }
 
 #include <optional>
@@ -59,6 +60,12 @@ struct GeneratedTimes {
     const char *bound[kMaxGeneratedTimes];
     const char *field[kMaxGeneratedTimes];
 };
+
+// Whether a bucket table's rows can be inserted without the executor: no
+// trigger, rule or row security, and its columns _id, meta, control and
+// data followed by generated ones only (a column added by hand may have a
+// default, which only an INSERT fills in).
+bool inserts_directly(Relation rel);
 
 bool lock_row_directly(Oid bucket_table, Datum id, Jsonb *meta, bool *direct, DirectRow *row);
 char **insert_rows_directly(Oid bucket_table, const GeneratedTimes *times, int n, const Datum *ids,

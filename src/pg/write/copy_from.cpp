@@ -66,14 +66,8 @@ bool takes_options(List *options) {
 
 // Only tscoll's own two triggers, and no column defaults on the view.
 bool plain_view(Relation view) {
-    TriggerDesc *triggers = view->trigdesc;
-    if (triggers == nullptr || triggers->numtriggers != 2)
+    if (!tscoll::pg::has_only_own_triggers(view))
         return false;
-    for (int i = 0; i < triggers->numtriggers; i++) {
-        const char *name = triggers->triggers[i].tgname;
-        if (strcmp(name, "gather_measurements") != 0 && strcmp(name, "write_buckets") != 0)
-            return false;
-    }
     TupleDesc desc = RelationGetDescr(view);
     return desc->constr == nullptr || desc->constr->num_defval == 0;
 }

@@ -26,6 +26,7 @@ extern "C" {
 #include "core/error.hpp"
 #include "core/measurement.hpp"
 #include "pg/write/bucket_store.hpp"
+#include "pg/write/deferred.hpp"
 #include "pg/write/insert.hpp"
 #include "pg/write/rollup_notes.hpp"
 #include "pg/catalog/catalog.hpp"
@@ -74,6 +75,8 @@ struct TouchedBucket {
     bool closed_full = false;  // closed by size in this statement
     bool carried = false;      // created, and kept in memory past this flush
     bool kept_open_for_large = false;
+    uint32_t statements = 0;  // the inserts whose measurements it took
+    uint64_t last_statement = 0;
     std::optional<EncodedBucket> encoded;  // of `created`, before it is written
 
     const ObjectId &id() const { return created ? created->id() : stored->id; }
@@ -83,6 +86,11 @@ struct TouchedBucket {
     // Takes the measurement's values: the statement's batch is dropped
     // once its buckets are written. `schema_known` as decide() found it.
     void append(Measurement &&m, bool schema_known) {
+        // A series' measurements come in the order of their inserts.
+        if (statements == 0 || m.statement != last_statement) {
+            statements++;
+            last_statement = m.statement;
+        }
         if (created) {
             created->append(std::move(m), schema_known);
             return;
@@ -195,13 +203,6 @@ PendingKey pending_key(Oid view) {
 int returning_inserts = 0;
 
 void discard_pending(XactEvent event, void *) {
-    // Every statement writes what it gathered when it ends: anything left
-    // would be measurements the transaction reported inserted and lost.
-    if ((event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) && !pending.empty())
-        guarded([] {
-            throw Error(ErrorCode::Internal,
-                        "measurements gathered by a statement were not written");
-        });
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         pending.clear();
         TrustedBucketWrites::reset();
@@ -676,15 +677,16 @@ void BucketWriter::write(TouchedBucket &t) {
         store_->insert(*t.created, t.meta, std::move(*t.encoded));
         t.encoded.reset();
         counters_.numBucketInserts++;
+        // Each later insert it took measurements of would have updated it.
+        counters_.numBucketUpdates += t.statements - 1;
     } else {
         write_stored(t, appended);
-        if (appended > 0)
-            counters_.numBucketUpdates++;
+        counters_.numBucketUpdates += t.statements;
     }
     // Only its full mark changed, or its tails folded: a row written, not a commit.
     if (appended == 0)
         return;
-    counters_.numCommits++;
+    counters_.numCommits += t.statements;
     counters_.numMeasurementsCommitted += appended;
 }
 
@@ -841,6 +843,34 @@ int mongo_code(ErrorCode code) {
 
 }  // namespace
 
+bool measurements_gathered() {
+    return !pending.empty();
+}
+
+bool write_gathered_measurements() {
+    if (pending.empty())
+        return false;
+    // Taken out first: an error leaves none of them behind, whatever the
+    // transaction does next.
+    std::map<PendingKey, PendingInsert> gathered = std::move(pending);
+    pending.clear();
+    for (auto &[key, p] : gathered)
+        p.flush(true);
+    return true;
+}
+
+bool has_only_own_triggers(Relation view) {
+    TriggerDesc *triggers = view->trigdesc;
+    if (triggers == nullptr || triggers->numtriggers != 2)
+        return false;
+    for (int i = 0; i < triggers->numtriggers; i++) {
+        const char *name = triggers->triggers[i].tgname;
+        if (strcmp(name, "gather_measurements") != 0 && strcmp(name, "write_buckets") != 0)
+            return false;
+    }
+    return true;
+}
+
 void note_statement_start(const QueryDesc *query) {
     if (inserts_returning(query->plannedstmt))
         returning_inserts++;
@@ -922,6 +952,7 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
     PreparedMeasurement prepared =
         prepare_measurement(std::move(input), fields_of(p.info),
                             static_cast<uint64_t>(max_measurement_size), generated_id());
+    prepared.measurement.statement = statement_number();
     if (returning_inserts > 0)
         tuple = stored_row(prepared, p.info, desc);
     p.add(std::move(prepared));
@@ -934,7 +965,7 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
 TSCOLL_FUNCTION(tscoll_write_buckets) {
     TriggerData *td = trigger_data(fcinfo, false);
     auto it = pending.find(pending_key(RelationGetRelid(td->tg_relation)));
-    if (it == pending.end())
+    if (it == pending.end() || statement_deferred())
         return PointerGetDatum(nullptr);
     PendingInsert p = std::move(it->second);
     pending.erase(it);

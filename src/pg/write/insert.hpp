@@ -4,6 +4,7 @@
 extern "C" {
 #include "postgres.h"
 #include "executor/execdesc.h"
+#include "utils/rel.h"
 }
 
 #include <memory>
@@ -42,6 +43,17 @@ class MeasurementBatch {
   private:
     std::unique_ptr<PendingInsert> pending_;
 };
+
+// Only tscoll's own triggers on a collection's view: no user's trigger
+// sees its rows.
+bool has_only_own_triggers(Relation view);
+
+// Whether statements left measurements gathered.
+bool measurements_gathered();
+// Writes the measurements every statement left gathered (statements
+// deferred to the transaction's end, write/deferred.hpp); whether there
+// were any.
+bool write_gathered_measurements();
 
 // From the executor's start and end hooks: while a statement that inserts
 // with RETURNING runs, the row trigger returns each measurement as stored.
