@@ -88,8 +88,9 @@ def copy_command(system, suffix=""):
             "typed": f"COPY {name} FROM STDIN (FORMAT csv)"}[system]
 
 
-def insert_statements(system, path, suffix, rows_per_statement=1000):
-    """The data file as multi-row INSERT statements (built before timing)."""
+def insert_statements(system, path, suffix, rows_per_statement=1000, limit=None):
+    """The data file (its first `limit` rows) as multi-row INSERT
+    statements (built before timing)."""
     name = table(system, suffix)
     head = {"tscoll": f"INSERT INTO {name} (doc) VALUES ",
             "jsonb": f"INSERT INTO {name} (time, tags, doc) VALUES ",
@@ -104,7 +105,9 @@ def insert_statements(system, path, suffix, rows_per_statement=1000):
 
     statements, rows = [], []
     with open(path) as f:
-        for line in f:
+        for n, line in enumerate(f):
+            if limit is not None and n == limit:
+                break
             rows.append(row(line))
             if len(rows) == rows_per_statement:
                 statements.append(head + ",".join(rows))
@@ -285,6 +288,24 @@ def ingest_insert(conn, system, directory):
             conn.execute(s)
     result = settle(conn, system, "_ins", measure_ingest(conn, system, "_ins", load))
     drop(conn, system, "_ins")
+    return result
+
+
+def ingest_transactions(conn, system, directory, rows, per_transaction=1000):
+    """The data file's first rows as single-row INSERT statements sent one
+    by one, 1,000 per transaction: a batch loader, JDBC's executeBatch
+    with autocommit off, psycopg's executemany."""
+    create(conn, system, "_txn")
+    statements = insert_statements(system, data_file(system, directory), "_txn",
+                                   rows_per_statement=1, limit=rows)
+
+    def load():
+        for start in range(0, len(statements), per_transaction):
+            with conn.transaction():
+                for s in statements[start:start + per_transaction]:
+                    conn.execute(s)
+    result = settle(conn, system, "_txn", measure_ingest(conn, system, "_txn", load))
+    drop(conn, system, "_txn")
     return result
 
 
@@ -694,6 +715,9 @@ def main():
             print(f"{s}: single-row INSERT, {args.clients} clients", file=sys.stderr)
             ingest[("single-row INSERT", s)] = ingest_single_rows(
                 conn, s, args.hosts, args.clients, args.single_rows, dsn, args.runs)
+            print(f"{s}: single-row INSERT, 1,000 per transaction", file=sys.stderr)
+            ingest[("INSERT x1, 1,000 per transaction", s)] = ingest_transactions(
+                conn, s, directory, args.clients * args.single_rows)
 
     fill = None
     floor = None
@@ -710,7 +734,7 @@ def main():
             "bytes/measurement after a second round, fold + VACUUM", "peak private MiB"]
     keys += [f"{q} ms, {when}" for when in ["tails unfolded", "after fold + VACUUM"]
              for q in TAIL_QUESTIONS]
-    for method in ["COPY", "INSERT x1000", "single-row INSERT"]:
+    for method in ["COPY", "INSERT x1000", "single-row INSERT", "INSERT x1, 1,000 per transaction"]:
         for key in keys:
             if method != "COPY" and key in ("bytes", "peak private MiB"):
                 continue

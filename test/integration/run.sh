@@ -19,7 +19,7 @@ TTL_CHECKS=4  # ttl.sh
 DUMP_CHECKS=$((3 * 9))  # dump_restore.sh: 3 formats x 9 checks
 UPGRADE_CHECKS=$(grep -oE '^ *(check|same_in_both) upgrade_[a-z_]*' "$HERE/upgrade.sh" | sort -u | wc -l)  # upgrade.sh
 CRASH_CHECKS=$((2 + $(grep -c "^SELECT 'crash_" "$HERE/crash_checks.sql")))  # crash.sh
-ONE_SERIES_CHECKS=2  # one_series.sh
+ONE_SERIES_CHECKS=3  # one_series.sh
 echo "1..$((1 + $(grep -c "^SELECT '" "$HERE/checks.sql") + ONE_SERIES_CHECKS + TTL_CHECKS + DUMP_CHECKS + UPGRADE_CHECKS + CRASH_CHECKS))"
 rm -rf "$DATA"
 mkdir -p "$WORK"

@@ -89,10 +89,17 @@ bool writes_plainly(Oid view, Oid bucket_table) {
     return plain;
 }
 
+// A transaction block, or statements of the extended protocol sent
+// together before a Sync: from the second, PostgreSQL knows that the
+// transaction goes on past the statement (XACT_FLAGS_PIPELINING).
+bool more_statements_follow() {
+    return IsTransactionBlock() || (MyXactFlags & XACT_FLAGS_PIPELINING) != 0;
+}
+
 bool deferrable(const QueryDesc *query) {
     const PlannedStmt *stmt = query->plannedstmt;
     if (!defer_inserts || query->operation != CMD_INSERT || stmt->hasModifyingCTE ||
-        list_length(stmt->resultRelations) != 1 || !IsTransactionBlock() ||
+        list_length(stmt->resultRelations) != 1 || !more_statements_follow() ||
         GetCurrentTransactionNestLevel() != 1 || !calls_own_functions_only(stmt))
         return false;
     const RangeTblEntry *target_entry = rt_fetch(linitial_int(stmt->resultRelations), stmt->rtable);
