@@ -98,6 +98,16 @@ INSERT INTO ryw (t, m, doc) VALUES (NULL, '4', '{}');
 COMMIT;
 SELECT count(*) FROM ryw WHERE m = '4';
 
+-- A measurement that might not fit an index entry is written by its own
+-- statement, which then raises the error of a value too large for its
+-- index (54000), not the COMMIT.
+BEGIN;
+INSERT INTO ryw (t, m, doc) VALUES ('2024-01-04 00:00', '4', '{}');
+INSERT INTO ryw (t, m)
+    SELECT '2024-01-04 00:01', jsonb_build_object('k', string_agg(md5(i::text), ''))
+      FROM generate_series(1, 200) i;
+ROLLBACK;
+
 -- A multi-statement query string is a transaction block too.
 INSERT INTO ryw (t, m, doc) VALUES ('2024-01-05 00:00', '5', '{}') \; INSERT INTO ryw (t, m, doc) VALUES ('2024-01-05 00:01', '5', '{}') \; SELECT count(*) AS in_the_string FROM ryw WHERE m = '5';
 

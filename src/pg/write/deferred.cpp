@@ -163,9 +163,12 @@ void on_transaction_end(XactEvent event, void *) {
         });
         return;
     }
-    if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-        event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
-        event == XACT_EVENT_PREPARE) {
+    // An error ends statements without their ExecutorEnd or the utility
+    // hook's cleanup. (A procedure's own COMMIT or ROLLBACK comes here too,
+    // with its CALL running: the rest of it then counts as the client's,
+    // in a transaction that is no transaction block, so nothing of it is
+    // deferred.)
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         executor_depth = 0;
         utility_depth = 0;
         writing = false;
@@ -212,6 +215,10 @@ void before_utility(const PlannedStmt *pstmt) {
 void after_utility() {
     if (utility_depth > 0)
         utility_depth--;
+}
+
+void write_at_statement_end() {
+    deferring = false;
 }
 
 bool statement_deferred() {

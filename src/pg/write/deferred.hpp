@@ -35,6 +35,9 @@ void after_utility();
 // Whether the statement whose statement trigger runs leaves its
 // measurements gathered.
 bool statement_deferred();
+// The statement running writes what was deferred, and its own
+// measurements, when it ends (a measurement that might not fit an index).
+void write_at_statement_end();
 // The number of the client's statement running, which tags the
 // measurements it gathers (Measurement::statement).
 uint64_t statement_number();

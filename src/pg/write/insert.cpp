@@ -23,6 +23,7 @@ extern "C" {
 #include <unordered_map>
 
 #include "core/bucket.hpp"
+#include "core/compare.hpp"
 #include "core/error.hpp"
 #include "core/measurement.hpp"
 #include "pg/write/bucket_store.hpp"
@@ -830,6 +831,17 @@ TriggerData *trigger_data(FunctionCallInfo fcinfo, bool row_level) {
 }
 
 // MongoDB's error code for a refused measurement, for insert_many.
+// Whether no index entry of a bucket holding the measurement can pass
+// btree's 2,704 bytes: an entry holds the meta and, for an indexed field,
+// its minimum and maximum, each at most a measurement's size. A statement
+// with a larger one is not deferred, so that the error of a value too
+// large for its index (54000) is the statement's own.
+bool fits_any_index_entry(const PreparedMeasurement &p) {
+    constexpr uint64_t kIndexEntryBytes = 2600;  // btree's limit, less the times and headers
+    uint64_t meta = p.meta ? bson_value_size(*p.meta) : 0;
+    return 2 * p.measurement.bson_size + meta <= kIndexEntryBytes;
+}
+
 int mongo_code(ErrorCode code) {
     switch (code) {
         case ErrorCode::TypeMismatch:
@@ -953,6 +965,8 @@ TSCOLL_FUNCTION(tscoll_insert_measurement) {
         prepare_measurement(std::move(input), fields_of(p.info),
                             static_cast<uint64_t>(max_measurement_size), generated_id());
     prepared.measurement.statement = statement_number();
+    if (statement_deferred() && !fits_any_index_entry(prepared))
+        write_at_statement_end();
     if (returning_inserts > 0)
         tuple = stored_row(prepared, p.info, desc);
     p.add(std::move(prepared));
