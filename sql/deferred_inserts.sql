@@ -131,6 +131,21 @@ INSERT INTO ryw (t, m, doc) VALUES ('2024-01-07 00:01', '7', ryw_doc(1));
 COMMIT;
 SELECT count(*) FROM ryw WHERE m = '7';
 
+-- A procedure that commits and rolls back on its own.
+CREATE PROCEDURE ryw_load() LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..5 LOOP
+        INSERT INTO ryw (t, m, doc) VALUES ('2024-01-09'::timestamptz + i * interval '1 s', '9', jsonb_build_object('v', i));
+        IF i % 2 = 0 THEN COMMIT; END IF;
+    END LOOP;
+    INSERT INTO ryw (t, m, doc) VALUES ('2024-01-09 00:01', '9', '{"v": 6}');
+    ROLLBACK;
+    INSERT INTO ryw (t, m, doc) VALUES ('2024-01-09 00:02', '9', '{"v": 7}');
+END $$;
+CALL ryw_load();
+SELECT string_agg(doc->>'v', ',' ORDER BY t) AS kept FROM ryw WHERE m = '9';
+DROP PROCEDURE ryw_load();
+
 -- A rollup sees what the commit wrote.
 SELECT tscoll.create_collection('rolled', 't', 'm');
 SELECT tscoll.create_rollup('rolled_hourly', 'rolled', '1 hour', '[]', '{"v": ["count", "sum"]}');
