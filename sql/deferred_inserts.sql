@@ -27,6 +27,7 @@ BEGIN
     END LOOP;
 END $$;
 BEGIN;
+-- one INSERT per reading, in the readings' order (150 statements, not shown)
 \set ECHO none
 SELECT format('INSERT INTO deferred (t, m, doc) VALUES (%L, %L, %L)', t, m, doc) FROM readings ORDER BY i
 \gexec

@@ -47,9 +47,9 @@ void _PG_init(void);
 #include "pg/plan/read_plan.hpp"
 #include "pg/settings.hpp"
 #include "pg/storage/bucket_am.hpp"
-#include "pg/write/deferred.hpp"
 #include "pg/ttl/ttl_monitor.hpp"
 #include "pg/write/copy_from.hpp"
+#include "pg/write/deferred.hpp"
 #include "pg/write/insert.hpp"
 #include "pg/write/rollup_notes.hpp"
 

@@ -235,26 +235,16 @@ bool inserts_returning(const PlannedStmt *stmt) {
 }
 
 // Subtransaction ids grow within a transaction: those at or past `mine`
-// are the aborted one's and its children's.
-void discard_pending_sub(SubXactEvent event, SubTransactionId mine, SubTransactionId parent,
-                         void *) {
-    if (event == SUBXACT_EVENT_ABORT_SUB) {
-        for (auto it = pending.begin(); it != pending.end();)
-            it = it->first.second >= mine ? pending.erase(it) : std::next(it);
-        forget_bucket_states();
-    } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
-        // A statement ends in the subtransaction it started in, so nothing
-        // of `mine` is left but what its statement trigger has yet to
-        // write, should a statement ever end after its subtransaction.
-        for (auto it = pending.begin(); it != pending.end();) {
-            if (it->first.second != mine || pending.count({it->first.first, parent}) != 0) {
-                ++it;
-                continue;
-            }
-            pending.emplace(PendingKey{it->first.first, parent}, std::move(it->second));
-            it = pending.erase(it);
-        }
-    }
+// are the aborted one's and its children's. A statement ends in the
+// subtransaction it started in, so a committed one leaves nothing; were
+// anything left under its id, its parent's abort (a smaller id) would
+// still take it, and the commit write it (write/deferred).
+void discard_pending_sub(SubXactEvent event, SubTransactionId mine, SubTransactionId, void *) {
+    if (event != SUBXACT_EVENT_ABORT_SUB)
+        return;
+    for (auto it = pending.begin(); it != pending.end();)
+        it = it->first.second >= mine ? pending.erase(it) : std::next(it);
+    forget_bucket_states();
 }
 
 std::optional<Value> jsonb_column(HeapTuple tuple, TupleDesc desc, int attnum) {
@@ -859,16 +849,13 @@ bool measurements_gathered() {
     return !pending.empty();
 }
 
-bool write_gathered_measurements() {
-    if (pending.empty())
-        return false;
+void write_gathered_measurements() {
     // Taken out first: an error leaves none of them behind, whatever the
     // transaction does next.
     std::map<PendingKey, PendingInsert> gathered = std::move(pending);
     pending.clear();
     for (auto &[key, p] : gathered)
         p.flush(true);
-    return true;
 }
 
 bool has_only_own_triggers(Relation view) {

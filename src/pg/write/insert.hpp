@@ -51,9 +51,8 @@ bool has_only_own_triggers(Relation view);
 // Whether statements left measurements gathered.
 bool measurements_gathered();
 // Writes the measurements every statement left gathered (statements
-// deferred to the transaction's end, write/deferred.hpp); whether there
-// were any.
-bool write_gathered_measurements();
+// deferred to the transaction's end, write/deferred.hpp).
+void write_gathered_measurements();
 
 // From the executor's start and end hooks: while a statement that inserts
 // with RETURNING runs, the row trigger returns each measurement as stored.
