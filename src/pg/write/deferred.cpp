@@ -164,9 +164,9 @@ void on_transaction_end(XactEvent event, void *) {
         return;
     }
     // An error ends statements without their ExecutorEnd or the utility
-    // hook's cleanup. (A procedure's own COMMIT or ROLLBACK comes here too,
-    // with its CALL running: the rest of it then counts as the client's,
-    // in a transaction that is no transaction block, so nothing of it is
+    // hook's cleanup. (A procedure's own ROLLBACK comes here too, with its
+    // CALL running: the rest of it then counts as the client's, in a
+    // transaction that is no transaction block, so nothing of it is
     // deferred.)
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
         executor_depth = 0;
