@@ -113,6 +113,8 @@ class Bucket {
     // The same, taking the measurement's values; `schema_known` as
     // decide() found it.
     void append(Measurement &&m, bool schema_known = false);
+    // Room for about `measurements` more (BucketData::reserve).
+    void reserve(uint32_t measurements) { data_.reserve(measurements); }
     void mark_full() {
         state_.mark_full();
         data_.mark_full();

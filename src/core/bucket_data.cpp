@@ -13,9 +13,14 @@ using namespace bucket_bytes;
 
 BucketColumn &BucketData::column(const std::string &name) {
     auto [it, inserted] = index_.try_emplace(name, columns_.size());
-    if (inserted)
-        columns_.push_back(BucketColumn{name, {}, {}});
-    return columns_[it->second];
+    if (!inserted)
+        return columns_[it->second];
+    BucketColumn &c = columns_.emplace_back(BucketColumn{name, {}, {}});
+    if (count_ == 0) {
+        c.positions.reserve(expected_);
+        c.values.reserve(expected_);
+    }
+    return c;
 }
 
 void BucketData::append(const Value &measurement, uint64_t bson_size) {

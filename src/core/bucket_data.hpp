@@ -111,6 +111,10 @@ class BucketData {
     void append(BucketData &&more);
     // Every measurement rebuilt as an object, fields in column order.
     std::vector<Value> measurements() const;
+    // Room for about `measurements` in each column the first measurement
+    // brings (one that comes later is most likely sparse): a column grown
+    // by doubling moves every value it holds a few times over.
+    void reserve(uint32_t measurements) { expected_ = measurements; }
 
     std::string encode() const;
     // Throws Error(Corrupt) on anything but a well-formed encoding.
@@ -145,6 +149,7 @@ class BucketData {
     uint32_t count_ = 0;
     uint64_t size_ = 0;
     bool full_ = false;
+    uint32_t expected_ = 0;
     std::vector<BucketColumn> columns_;
     std::unordered_map<std::string, size_t> index_;
 };

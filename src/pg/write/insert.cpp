@@ -374,7 +374,7 @@ class BucketWriter {
     TouchedBucket *reopen(catalog::SeriesState &state, const Measurement &m);
     TouchedBucket *use(const ObjectId &id);
     catalog::OpenSummary known_summary(const ObjectId &id) const;
-    TouchedBucket &create(const Measurement &m);
+    TouchedBucket &create(const Measurement &m, size_t room);
     void count_rollover(Rollover reason);
     void write(TouchedBucket &t);
     void write_stored(TouchedBucket &t, uint32_t appended);
@@ -478,7 +478,9 @@ void BucketWriter::assign(SeriesBatch &batch) {
         archive(state, *state.open);
     if (current != nullptr && current->state().full())  // closed by size in another catalog
         current = nullptr;
-    for (Measurement &m : batch.measurements) {
+    size_t unreserved = batch.measurements.size();
+    for (size_t i = 0; i < batch.measurements.size(); i++) {
+        Measurement &m = batch.measurements[i];
         Rollover reason = Rollover::None;
         if (current != nullptr) {
             BucketState::Decision d = current->state().decide(m, limits_);
@@ -497,7 +499,12 @@ void BucketWriter::assign(SeriesBatch &batch) {
         if (current != nullptr) {
             counters_.numBucketsReopened++;
         } else {
-            current = &create(m);
+            // Room for what it may take of the measurements to come; in
+            // all, never more than the series has in this flush.
+            size_t room = std::min({batch.measurements.size() - i, unreserved,
+                                    static_cast<size_t>(limits_.max_count)});
+            unreserved -= room;
+            current = &create(m, room);
             if (reason == Rollover::None)
                 counters_.numBucketsOpenedDueToMetadata++;
         }
@@ -605,13 +612,15 @@ catalog::OpenSummary BucketWriter::known_summary(const ObjectId &id) const {
                                                           : catalog::OpenSummary{};
 }
 
-TouchedBucket &BucketWriter::create(const Measurement &m) {
+// With room for `room` measurements in its columns (BucketData::reserve).
+TouchedBucket &BucketWriter::create(const Measurement &m, size_t room) {
     UnixMicros start = bucket_start(m.time, info_.rounding_seconds);
     ObjectId id = ObjectId::generate(floor_div(start, 1000000));
     if (info_.distributed())
         id = id.with_series_hash(series_hash_of(*series_key_));
     touched_.push_back(std::make_unique<TouchedBucket>(
         TouchedBucket{Bucket(id, start, info_.time_field), std::nullopt, series_meta_}));
+    touched_.back()->created->reserve(static_cast<uint32_t>(room));
     created_.push_back(touched_.back().get());
     series_of_[touched_.back().get()] = *series_key_;
     return *(by_id_[bucket_key(*series_key_, id)] = touched_.back().get());
