@@ -103,9 +103,8 @@ std::string Bucket::encode() const {
     if (packed_.empty())
         return data_.encode();
     std::vector<std::string_view> runs(packed_.begin(), packed_.end());
-    if (std::optional<FoldedBucket> folded =
-            fold_typed(runs, data_, state_.min_time(), time_field_, state_.full()))
-        return std::move(folded->data);
+    if (std::optional<std::string> folded = fold_typed_data(runs, data_, state_.full()))
+        return std::move(*folded);
     BucketData whole = BucketData::decode(packed_.front());
     for (size_t i = 1; i < packed_.size(); i++)
         whole.append(BucketData::decode(packed_[i]));

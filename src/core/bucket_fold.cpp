@@ -97,8 +97,13 @@ class Folder {
     bool add_appended(const BucketData &data);
     std::optional<FoldedBucket> finish(UnixMicros start, const std::string &time_field,
                                        bool full) const;
+    // The data alone: a tail's or a packed bucket's, whose control is not
+    // the bucket's summary (the summaries cost a fold of a few
+    // measurements as much as their encoding).
+    std::optional<std::string> finish_data(bool full) const;
 
   private:
+    std::optional<std::vector<ColumnBlock>> blocks() const;
     TypedColumn *column(std::string_view name, Kind kind, size_t hint);
     bool read_numbers(Reader &block, uint64_t n, TypedColumn &c) const;
     std::optional<std::string> encode(const TypedColumn &c) const;
@@ -342,18 +347,34 @@ Value Folder::summary(const TypedColumn &c, int direction) const {
     return v;
 }
 
-std::optional<FoldedBucket> Folder::finish(UnixMicros start, const std::string &time_field,
-                                           bool full) const {
+// Each column encoded typed; nullopt when one cannot be.
+std::optional<std::vector<ColumnBlock>> Folder::blocks() const {
     std::vector<ColumnBlock> blocks;
     blocks.reserve(columns_.size());
-    Value min = Value::object();
-    Value max = Value::object();
     for (const TypedColumn &c : columns_) {
         std::optional<std::string> block = encode(c);
         if (!block)
             return std::nullopt;
-        size_t n = c.positions.size();
-        blocks.push_back({c.name, n, std::move(*block)});
+        blocks.push_back({c.name, c.positions.size(), std::move(*block)});
+    }
+    return blocks;
+}
+
+std::optional<std::string> Folder::finish_data(bool full) const {
+    std::optional<std::vector<ColumnBlock>> encoded = blocks();
+    if (!encoded)
+        return std::nullopt;
+    return write_bucket(count_, size_, full_ || full, *encoded);
+}
+
+std::optional<FoldedBucket> Folder::finish(UnixMicros start, const std::string &time_field,
+                                           bool full) const {
+    std::optional<std::string> data = finish_data(full);
+    if (!data)
+        return std::nullopt;
+    Value min = Value::object();
+    Value max = Value::object();
+    for (const TypedColumn &c : columns_) {
         // As Bucket::control writes the time field.
         min.add(c.name, c.name == time_field ? Value::string(format_canonical_date(start))
                                              : summary(c, -1));
@@ -363,7 +384,7 @@ std::optional<FoldedBucket> Folder::finish(UnixMicros start, const std::string &
         max.add(c.name, std::move(latest));
     }
     FoldedBucket folded;
-    folded.data = write_bucket(count_, size_, full_ || full, blocks);
+    folded.data = std::move(*data);
     folded.control = Value::object();
     folded.control.add("version", Value::number(static_cast<int64_t>(BucketData::kFormatVersion)));
     folded.control.add("min", std::move(min));
@@ -372,18 +393,31 @@ std::optional<FoldedBucket> Folder::finish(UnixMicros start, const std::string &
     return folded;
 }
 
-}  // namespace
-
-std::optional<FoldedBucket> fold_typed(const std::vector<std::string_view> &stored,
-                                       const BucketData &appended, UnixMicros start,
-                                       const std::string &time_field, bool full) {
+// The pieces, then `appended`, read typed; nullopt when one cannot be.
+std::optional<Folder> folder_of(const std::vector<std::string_view> &stored,
+                                const BucketData &appended) {
     Folder folder;
     for (std::string_view piece : stored)
         if (!folder.add_stored(piece))
             return std::nullopt;
     if (!folder.add_appended(appended))
         return std::nullopt;
-    return folder.finish(start, time_field, full);
+    return folder;
+}
+
+}  // namespace
+
+std::optional<FoldedBucket> fold_typed(const std::vector<std::string_view> &stored,
+                                       const BucketData &appended, UnixMicros start,
+                                       const std::string &time_field, bool full) {
+    std::optional<Folder> folder = folder_of(stored, appended);
+    return folder ? folder->finish(start, time_field, full) : std::nullopt;
+}
+
+std::optional<std::string> fold_typed_data(const std::vector<std::string_view> &stored,
+                                           const BucketData &appended, bool full) {
+    std::optional<Folder> folder = folder_of(stored, appended);
+    return folder ? folder->finish_data(full) : std::nullopt;
 }
 
 }  // namespace tscoll

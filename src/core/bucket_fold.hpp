@@ -33,5 +33,8 @@ struct FoldedBucket {
 std::optional<FoldedBucket> fold_typed(const std::vector<std::string_view> &stored,
                                        const BucketData &appended, UnixMicros start,
                                        const std::string &time_field, bool full);
+// The same data without the control: the bytes of fold_typed(...)->data.
+std::optional<std::string> fold_typed_data(const std::vector<std::string_view> &stored,
+                                           const BucketData &appended, bool full);
 
 }  // namespace tscoll

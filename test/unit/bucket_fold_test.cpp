@@ -169,6 +169,8 @@ TEST(BucketFold, SameBytesAndControlAsTheValues) {
         ASSERT_TRUE(folded) << "round " << round << ", kind " << kind;
         typed++;
         EXPECT_EQ(folded->data, expected.data) << "round " << round << ", kind " << kind;
+        std::vector<std::string_view> pieces(c.stored.begin(), c.stored.end());
+        EXPECT_EQ(fold_typed_data(pieces, c.appended, full), expected.data) << "round " << round;
         EXPECT_TRUE(spelled_alike(folded->control, expected.control))
             << "round " << round << ": " << to_json_text(folded->control) << " against "
             << to_json_text(expected.control);

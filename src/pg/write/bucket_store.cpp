@@ -668,13 +668,12 @@ void BucketStore::rewrite(const StoredBucket &stored, const std::vector<StoredTa
 
 // `pieces` (tails' data) and `appended` after them, encoded as one tail:
 // typed where the columns allow, through values otherwise (the same bytes).
-std::string BucketStore::tail_data(const ObjectId &id, UnixMicros start,
-                                   const std::vector<std::string_view> &pieces,
+std::string BucketStore::tail_data(const ObjectId &id, const std::vector<std::string_view> &pieces,
                                    const BucketData &appended) const {
-    std::optional<FoldedBucket> folded = naming_stored(
-        id, [&] { return fold_typed(pieces, appended, start, info_.time_field, false); });
+    std::optional<std::string> folded =
+        naming_stored(id, [&] { return fold_typed_data(pieces, appended, false); });
     if (folded)
-        return std::move(folded->data);
+        return std::move(*folded);
     BucketData values;
     for (std::string_view piece : pieces)
         values.append(naming_stored(id, [&] { return BucketData::decode(piece); }));
@@ -701,7 +700,7 @@ void BucketStore::merge_tails(const StoredBucket &stored, const std::vector<Stor
         latest = std::max(latest, tails[i].latest);
         merged_bytes += tails[i].data.size();
     }
-    std::string data = tail_data(id, stored.state.min_time(), pieces, appended);
+    std::string data = tail_data(id, pieces, appended);
     uint32_t count = naming_stored(id, [&] { return BucketData::outline(data); }).count;
     const StoredTail &kept_tail = tails[first];
     Value control = tail_control(
@@ -906,7 +905,7 @@ bool BucketStore::append_in_place(const StoredBucket &appended, const BucketData
     std::string_view stored_tail = bytes_of(raw);
     if (tail.count + data.count() > kMaxInPlaceCount || latest >= tail.bound)
         return false;
-    std::string written = tail_data(id, start, {stored_tail}, data);
+    std::string written = tail_data(id, {stored_tail}, data);
     Value control = tail_control(info_.time_field, start, std::max(latest, tail.latest),
                                  static_cast<uint32_t>(tail.count + data.count()),
                                  TailRef{id, seq, tail.bound, tail.first});

@@ -211,8 +211,7 @@ class BucketStore {
                                                         const std::string &version,
                                                         const Value *control,
                                                         const std::string *data, bool wait);
-    std::string tail_data(const ObjectId &id, UnixMicros start,
-                          const std::vector<std::string_view> &pieces,
+    std::string tail_data(const ObjectId &id, const std::vector<std::string_view> &pieces,
                           const BucketData &appended) const;
     template <typename Read>
     auto naming_stored(const ObjectId &id, Read read) const -> decltype(read());
