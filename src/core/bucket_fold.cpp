@@ -97,9 +97,9 @@ class Folder {
     bool add_appended(const BucketData &data);
     std::optional<FoldedBucket> finish(UnixMicros start, const std::string &time_field,
                                        bool full) const;
-    // The data alone: a tail's or a packed bucket's, whose control is not
-    // the bucket's summary (the summaries cost a fold of a few
-    // measurements as much as their encoding).
+    // The data alone, for a tail or a packed bucket, whose control is not
+    // the bucket's summary: building the summaries was about 8% of the
+    // backend's CPU where every append writes a tail again.
     std::optional<std::string> finish_data(bool full) const;
 
   private:
