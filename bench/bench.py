@@ -362,6 +362,8 @@ def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn, runs)
     conn.execute(f"ANALYZE {storage(system, '_one')}")
     ask_single_row_tables(conn, system, hosts, runs, result, "tails unfolded")
     settle(conn, system, "_one", result)
+    result["bytes/measurement of the same readings loaded in bulk"] = \
+        same_readings_in_bulk(conn, system, result["rows"])
     conn.execute(f"ANALYZE {storage(system, '_one')}")
     ask_single_row_tables(conn, system, hosts, runs, result, "after fold + VACUUM")
     # A second round into the settled table: the space of folded tails and
@@ -373,6 +375,22 @@ def ingest_single_rows(conn, system, hosts, clients, rows_per_client, dsn, runs)
     os.unlink(script.name)
     drop(conn, system, "_one")
     return result
+
+
+def same_readings_in_bulk(conn, system, rows):
+    """Bytes per measurement of the single-row table's readings loaded
+    again by one INSERT ... SELECT in time order (for tscoll, the bulk
+    path: each bucket written once), vacuumed: what the single-row load
+    leaves after the fold is to be compared with, since its random
+    readings do not compress as the data file's do."""
+    create(conn, system, "_bulk")
+    columns = "(doc) SELECT doc" if system == "tscoll" else "SELECT *"
+    conn.execute(f"INSERT INTO {table(system, '_bulk')} {columns} "
+                 f"FROM {table(system, '_one')} ORDER BY time")
+    conn.execute(f"VACUUM {storage(system, '_bulk')}")
+    size = total_bytes(conn, system, "_bulk") / rows
+    drop(conn, system, "_bulk")
+    return size
 
 
 def append_cost(conn, appends=1000):
@@ -735,7 +753,8 @@ def main():
     keys = ["rows/s", "server CPU us/measurement", "bytes", "bytes/measurement",
             "WAL bytes/measurement",
             "bytes/measurement after fold + VACUUM",
-            "bytes/measurement after a second round, fold + VACUUM", "peak private MiB"]
+            "bytes/measurement after a second round, fold + VACUUM",
+            "bytes/measurement of the same readings loaded in bulk", "peak private MiB"]
     keys += [f"{q} ms, {when}" for when in ["tails unfolded", "after fold + VACUUM"]
              for q in TAIL_QUESTIONS]
     for method in ["COPY", "INSERT x1000", "single-row INSERT", "INSERT x1, 1,000 per transaction"]:
