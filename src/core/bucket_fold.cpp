@@ -39,6 +39,14 @@ struct TypedColumn {
     std::vector<TypedNumber> numbers;
 };
 
+// Room in `v` for `more` values, growing it as push_back would: each
+// piece's values are read at once, not one reallocation at a time.
+template <typename T>
+void make_room(std::vector<T> &v, size_t more) {
+    if (v.capacity() - v.size() < more)
+        v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
+
 template <typename T>
 int compare_scalars(const T &a, const T &b) {
     return (b < a) - (a < b);
@@ -109,26 +117,42 @@ class Folder {
     std::optional<std::string> encode(const TypedColumn &c) const;
     Value summary(const TypedColumn &c, int direction) const;
 
+    static constexpr size_t kIndexedColumns = 32;
     uint32_t count_ = 0;
     uint64_t size_ = 0;
     bool full_ = false;
     bool first_ = true;
     std::vector<TypedColumn> columns_;
-    std::unordered_map<std::string, size_t> index_;
+    std::unordered_map<std::string, size_t> index_;  // past kIndexedColumns
 };
 
 // The column of that name, made when new; nullptr when it holds another
 // kind. Pieces mostly list their columns in one order: the column at
-// `hint` is tried first.
+// `hint` is tried first. A few columns (a TSBS row has 12) are searched in
+// place, which allocates nothing; past kIndexedColumns they are indexed by
+// name, so that a piece of thousands of sparse columns is not searched
+// once per column.
 TypedColumn *Folder::column(std::string_view name, Kind kind, size_t hint) {
     TypedColumn *c = nullptr;
-    if (hint < columns_.size() && columns_[hint].name == name) {
+    if (hint < columns_.size() && columns_[hint].name == name)
         c = &columns_[hint];
-    } else {
-        auto [it, inserted] = index_.try_emplace(std::string(name), columns_.size());
-        if (inserted)
-            columns_.push_back(TypedColumn{std::string(name), kind, {}, {}, {}, {}});
-        c = &columns_[it->second];
+    else if (columns_.size() <= kIndexedColumns)
+        for (TypedColumn &known : columns_)
+            if (known.name == name)
+                c = &known;
+    if (c == nullptr && columns_.size() > kIndexedColumns) {
+        if (index_.empty())
+            for (size_t i = 0; i < columns_.size(); i++)
+                index_.emplace(columns_[i].name, i);
+        auto it = index_.find(std::string(name));
+        if (it != index_.end())
+            c = &columns_[it->second];
+    }
+    if (c == nullptr) {
+        if (!index_.empty())
+            index_.emplace(std::string(name), columns_.size());
+        columns_.push_back(TypedColumn{std::string(name), kind, {}, {}, {}, {}});
+        c = &columns_.back();
     }
     return c->kind == kind ? c : nullptr;
 }
@@ -155,9 +179,11 @@ bool Folder::read_numbers(Reader &block, uint64_t n, TypedColumn &c) const {
         scales = DisplayScales::read(block, n);
     }
     size_t from = c.numbers.size();
+    make_room(c.numbers, n);
     auto codec = static_cast<Codec>(block.byte());
     if (codec == Codec::Integers || codec == Codec::PackedIntegerDeltas) {
         std::vector<int64_t> integers;
+        integers.reserve(n);
         read_integer_column(block, codec, n, integers);
         for (int64_t i : integers)
             c.numbers.push_back(TypedNumber{true, i, 0, 0, 0, nullptr});
@@ -165,6 +191,7 @@ bool Folder::read_numbers(Reader &block, uint64_t n, TypedColumn &c) const {
                codec == Codec::PackedDecimals) {
         int64_t s = block.peek();  // each begins with its scale
         std::vector<double> doubles;
+        doubles.reserve(n);
         if (codec == Codec::Decimals) {
             codec::read_decimals(block, n, doubles);
         } else if (codec == Codec::PackedDecimalDeltas) {
@@ -204,6 +231,7 @@ bool Folder::add_stored(std::string_view bytes) {
         full_ = b.full;  // the bucket's own mark; its tails have none
     first_ = false;
     std::vector<std::string_view> seen;
+    seen.reserve(b.columns);
     uint64_t densest = 0;
     for (uint64_t i = 0; i < b.columns; i++) {
         ColumnHead head = next_column(b);
@@ -218,7 +246,9 @@ bool Folder::add_stored(std::string_view bytes) {
         TypedColumn *c = column(head.name, kind_of(codec), i);
         if (c == nullptr)
             return false;
+        make_room(c->positions, positions.size());
         if (c->kind == Kind::Dates) {
+            make_room(c->dates, head.n);
             if (codec == static_cast<uint8_t>(Codec::Dates)) {
                 block.byte();
                 codec::read_dates(block, head.n, c->dates);
@@ -227,6 +257,7 @@ bool Folder::add_stored(std::string_view bytes) {
                 codec::read_packed_dates(block, head.n, c->dates);
             }
         } else if (c->kind == Kind::ObjectIds) {
+            make_room(c->ids, head.n);
             block.byte();
             if (codec == static_cast<uint8_t>(Codec::ObjectIds))
                 codec::read_objectids(block, head.n, c->ids);
@@ -259,6 +290,10 @@ bool Folder::add_appended(const BucketData &data) {
         TypedColumn *c = column(from.name, kind, i);
         if (c == nullptr)
             return false;
+        make_room(c->dates, kind == Kind::Dates ? from.values.size() : 0);
+        make_room(c->ids, kind == Kind::ObjectIds ? from.values.size() : 0);
+        make_room(c->numbers, kind == Kind::Numbers ? from.values.size() : 0);
+        make_room(c->positions, from.positions.size());
         for (const Value &v : from.values) {
             if (v.kind() != first)
                 return false;
@@ -302,6 +337,8 @@ std::optional<std::string> Folder::encode(const TypedColumn &c) const {
         write_objectid_column(w, c.ids);
     } else {
         NumberColumn numbers;
+        numbers.doubles.reserve(c.numbers.size());
+        numbers.integers.reserve(c.numbers.size());
         std::vector<std::pair<int64_t, int64_t>> scales;
         scales.reserve(c.numbers.size());
         for (const TypedNumber &n : c.numbers) {

@@ -180,6 +180,7 @@ std::vector<Distinct> distinct_steps(const std::vector<int64_t> &steps) {
         for (int64_t step : steps)
             counts[static_cast<size_t>(step - *low)]++;
         std::vector<Distinct> distinct;
+        distinct.reserve(std::min(counts.size(), steps.size()));
         for (size_t i = 0; i < counts.size(); i++)
             if (counts[i] != 0)
                 distinct.push_back({*low + static_cast<int64_t>(i), counts[i]});
@@ -188,6 +189,7 @@ std::vector<Distinct> distinct_steps(const std::vector<int64_t> &steps) {
     std::vector<int64_t> sorted(steps);
     std::sort(sorted.begin(), sorted.end());
     std::vector<Distinct> distinct;
+    distinct.reserve(sorted.size());
     for (int64_t step : sorted)
         if (distinct.empty() || distinct.back().value != step)
             distinct.push_back({step, 1});
