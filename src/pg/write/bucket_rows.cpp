@@ -279,6 +279,7 @@ static bool update_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *o
     if (times.count < 0 || rel->rd_rel->relispartition) {
         if (!wait)
             return false;
+        ExecOpenIndices(target, false);
         ExecSimpleRelationUpdate(target, estate, nullptr, old, slot);
         return true;
     }
@@ -300,8 +301,14 @@ static bool update_slot(ResultRelInfo *target, EState *estate, TupleTableSlot *o
                                InvalidSnapshot, false, &failure, &mode, &update_indexes) != TM_Ok)
             return false;
     }
-    if (target->ri_NumIndices > 0 && update_indexes)
-        list_free(ExecInsertIndexTuples(target, slot, estate, true, false, nullptr, NIL));
+    // The indexes are opened only for a version that needs entries: a
+    // heap-only one (most appends written in place) needs none, and
+    // opening them builds each one's IndexInfo, its expressions copied.
+    if (update_indexes) {
+        ExecOpenIndices(target, false);
+        if (target->ri_NumIndices > 0)
+            list_free(ExecInsertIndexTuples(target, slot, estate, true, false, nullptr, NIL));
+    }
     *hot = !update_indexes;
     return true;
 }
@@ -643,7 +650,6 @@ char *update_row_directly(Oid bucket_table, const GeneratedTimes *times, Datum i
     if (table_tuple_fetch_row_version(rel, &version, SnapshotAny, old) &&
         table_tuple_satisfies_snapshot(rel, old, estate->es_snapshot) &&
         datumIsEqual(slot_getattr(old, 1, &isnull), id, false, TupleDescAttr(desc, 0)->attlen)) {
-        ExecOpenIndices(target, false);
         slot_getallattrs(old);
         ExecClearTuple(slot);
         for (int c = 0; c < desc->natts; c++) {
