@@ -113,6 +113,7 @@ class Folder {
   private:
     std::optional<std::vector<ColumnBlock>> blocks() const;
     TypedColumn *column(std::string_view name, Kind kind, size_t hint);
+    TypedColumn *find(std::string_view name);
     bool read_numbers(Reader &block, uint64_t n, TypedColumn &c) const;
     std::optional<std::string> encode(const TypedColumn &c) const;
     Value summary(const TypedColumn &c, int direction) const;
@@ -128,26 +129,10 @@ class Folder {
 
 // The column of that name, made when new; nullptr when it holds another
 // kind. Pieces mostly list their columns in one order: the column at
-// `hint` is tried first. A few columns (a TSBS row has 12) are searched in
-// place, which allocates nothing; past kIndexedColumns they are indexed by
-// name, so that a piece of thousands of sparse columns is not searched
-// once per column.
+// `hint` is tried first.
 TypedColumn *Folder::column(std::string_view name, Kind kind, size_t hint) {
-    TypedColumn *c = nullptr;
-    if (hint < columns_.size() && columns_[hint].name == name)
-        c = &columns_[hint];
-    else if (columns_.size() <= kIndexedColumns)
-        for (TypedColumn &known : columns_)
-            if (known.name == name)
-                c = &known;
-    if (c == nullptr && columns_.size() > kIndexedColumns) {
-        if (index_.empty())
-            for (size_t i = 0; i < columns_.size(); i++)
-                index_.emplace(columns_[i].name, i);
-        auto it = index_.find(std::string(name));
-        if (it != index_.end())
-            c = &columns_[it->second];
-    }
+    TypedColumn *c =
+        hint < columns_.size() && columns_[hint].name == name ? &columns_[hint] : find(name);
     if (c == nullptr) {
         if (!index_.empty())
             index_.emplace(std::string(name), columns_.size());
@@ -155,6 +140,23 @@ TypedColumn *Folder::column(std::string_view name, Kind kind, size_t hint) {
         c = &columns_.back();
     }
     return c->kind == kind ? c : nullptr;
+}
+
+// A few columns (a TSBS row has 12) are searched in place, which allocates
+// nothing; past kIndexedColumns they are indexed by name, so that a piece
+// of thousands of sparse columns is not searched once per column.
+TypedColumn *Folder::find(std::string_view name) {
+    if (columns_.size() <= kIndexedColumns) {
+        for (TypedColumn &c : columns_)
+            if (c.name == name)
+                return &c;
+        return nullptr;
+    }
+    if (index_.empty())
+        for (size_t i = 0; i < columns_.size(); i++)
+            index_.emplace(columns_[i].name, i);
+    auto it = index_.find(std::string(name));
+    return it == index_.end() ? nullptr : &columns_[it->second];
 }
 
 Kind kind_of(uint8_t codec) {
