@@ -30,15 +30,6 @@ struct TypedNumber {
     const Value *original = nullptr;
 };
 
-struct TypedColumn {
-    std::string name;
-    Kind kind;
-    std::vector<uint32_t> positions;
-    std::vector<int64_t> dates;
-    std::vector<ObjectId> ids;
-    std::vector<TypedNumber> numbers;
-};
-
 // Room in `v` for `more` values, growing it as push_back would: each
 // piece's values are read at once, not one reallocation at a time.
 template <typename T>
@@ -46,6 +37,26 @@ void make_room(std::vector<T> &v, size_t more) {
     if (v.capacity() - v.size() < more)
         v.reserve(std::max(v.size() + more, 2 * v.capacity()));
 }
+
+struct TypedColumn {
+    std::string name;
+    Kind kind;
+    std::vector<uint32_t> positions;
+    std::vector<int64_t> dates;
+    std::vector<ObjectId> ids;
+    std::vector<TypedNumber> numbers;
+
+    // Room for a piece's `values` of the column's kind at `positions`.
+    void make_room_for(size_t values, size_t positions_in_piece) {
+        make_room(positions, positions_in_piece);
+        if (kind == Kind::Dates)
+            make_room(dates, values);
+        else if (kind == Kind::ObjectIds)
+            make_room(ids, values);
+        else
+            make_room(numbers, values);
+    }
+};
 
 template <typename T>
 int compare_scalars(const T &a, const T &b) {
@@ -181,7 +192,6 @@ bool Folder::read_numbers(Reader &block, uint64_t n, TypedColumn &c) const {
         scales = DisplayScales::read(block, n);
     }
     size_t from = c.numbers.size();
-    make_room(c.numbers, n);
     auto codec = static_cast<Codec>(block.byte());
     if (codec == Codec::Integers || codec == Codec::PackedIntegerDeltas) {
         std::vector<int64_t> integers;
@@ -248,9 +258,8 @@ bool Folder::add_stored(std::string_view bytes) {
         TypedColumn *c = column(head.name, kind_of(codec), i);
         if (c == nullptr)
             return false;
-        make_room(c->positions, positions.size());
+        c->make_room_for(head.n, positions.size());
         if (c->kind == Kind::Dates) {
-            make_room(c->dates, head.n);
             if (codec == static_cast<uint8_t>(Codec::Dates)) {
                 block.byte();
                 codec::read_dates(block, head.n, c->dates);
@@ -259,7 +268,6 @@ bool Folder::add_stored(std::string_view bytes) {
                 codec::read_packed_dates(block, head.n, c->dates);
             }
         } else if (c->kind == Kind::ObjectIds) {
-            make_room(c->ids, head.n);
             block.byte();
             if (codec == static_cast<uint8_t>(Codec::ObjectIds))
                 codec::read_objectids(block, head.n, c->ids);
@@ -292,10 +300,7 @@ bool Folder::add_appended(const BucketData &data) {
         TypedColumn *c = column(from.name, kind, i);
         if (c == nullptr)
             return false;
-        make_room(c->dates, kind == Kind::Dates ? from.values.size() : 0);
-        make_room(c->ids, kind == Kind::ObjectIds ? from.values.size() : 0);
-        make_room(c->numbers, kind == Kind::Numbers ? from.values.size() : 0);
-        make_room(c->positions, from.positions.size());
+        c->make_room_for(from.values.size(), from.positions.size());
         for (const Value &v : from.values) {
             if (v.kind() != first)
                 return false;
